@@ -1,0 +1,60 @@
+/**
+ * DATABASE_URL handling. One URL format (`mysql://user:pass@host:port/db?connectionLimit=10`) feeds the
+ * Prisma adapter (mariadb driver), the migration runner (mysql2) and the test harness.
+ */
+export const DEFAULT_DATABASE_URL = 'mysql://root@127.0.0.1:3306/ai_jobs';
+
+export interface DatabaseSettings {
+  host: string;
+  port: number;
+  user: string;
+  password: string | undefined;
+  /** Empty when the URL names no database (a server URL). */
+  database: string;
+  connectionLimit: number;
+  /** Needed for MySQL 8 `caching_sha2_password` without TLS (mariadb driver). */
+  allowPublicKeyRetrieval: boolean;
+}
+
+export class InvalidDatabaseUrlError extends Error {
+  constructor(reason: string) {
+    // Never echo the URL: it may carry a password.
+    super(`DATABASE_URL is invalid: ${reason}`);
+    this.name = 'InvalidDatabaseUrlError';
+  }
+}
+
+/** Parses a `mysql://` or `mariadb://` URL. */
+export function parseDatabaseUrl(url: string): DatabaseSettings {
+  let parsed: URL;
+  try {
+    parsed = new URL(url);
+  } catch {
+    throw new InvalidDatabaseUrlError('not a URL (expected mysql://user:password@host:3306/database)');
+  }
+  if (parsed.protocol !== 'mysql:' && parsed.protocol !== 'mariadb:') {
+    throw new InvalidDatabaseUrlError(`unsupported scheme ${parsed.protocol} (expected mysql:)`);
+  }
+  const limit = Number(parsed.searchParams.get('connectionLimit') ?? parsed.searchParams.get('connection_limit') ?? 10);
+  return {
+    host: decodeURIComponent(parsed.hostname) || '127.0.0.1',
+    port: parsed.port ? Number(parsed.port) : 3306,
+    user: decodeURIComponent(parsed.username) || 'root',
+    password: parsed.password ? decodeURIComponent(parsed.password) : undefined,
+    database: decodeURIComponent(parsed.pathname.replace(/^\//, '')),
+    connectionLimit: Number.isInteger(limit) && limit > 0 ? limit : 10,
+    allowPublicKeyRetrieval: parsed.searchParams.get('allowPublicKeyRetrieval') !== 'false',
+  };
+}
+
+/** The same server with another database name (used for per-worker test databases). */
+export function withDatabase(url: string, database: string): string {
+  const parsed = new URL(url);
+  parsed.pathname = `/${database}`;
+  return parsed.toString();
+}
+
+/** The URL from the environment, or the documented local default. */
+export function databaseUrlFromEnv(env: NodeJS.ProcessEnv = process.env): string {
+  return env.DATABASE_URL?.trim() || DEFAULT_DATABASE_URL;
+}

@@ -1,0 +1,42 @@
+/** Direct access to the worker's test database for setup and assertions (never used by production code). */
+import mysql from 'mysql2/promise';
+import { parseDatabaseUrl } from '../../lib/db/database-url.ts';
+
+let conn: mysql.Connection | undefined;
+let tables: string[] | undefined;
+
+/** A raw connection to this worker's database (for counting rows and injecting faults). */
+export async function rawDb(): Promise<mysql.Connection> {
+  if (!conn) {
+    const s = parseDatabaseUrl(process.env.DATABASE_URL ?? '');
+    conn = await mysql.createConnection({
+      host: s.host, port: s.port, user: s.user, password: s.password, database: s.database,
+      timezone: 'Z', multipleStatements: true,
+    });
+  }
+  return conn;
+}
+
+/** Empties every table but the migration history. */
+export async function truncateAll(): Promise<void> {
+  const db = await rawDb();
+  if (!tables) {
+    const [rows] = await db.query<mysql.RowDataPacket[]>(
+      "SELECT table_name AS t FROM information_schema.tables WHERE table_schema = DATABASE() AND table_type = 'BASE TABLE' AND table_name <> '_prisma_migrations'",
+    );
+    tables = rows.map((r) => String(r.t));
+  }
+  const statements = tables.map((t) => `DELETE FROM \`${t}\`;`).join(' ');
+  await db.query(`SET FOREIGN_KEY_CHECKS = 0; ${statements} SET FOREIGN_KEY_CHECKS = 1;`);
+}
+
+/** Row count of a table, optionally filtered by a raw WHERE clause with parameters. */
+export async function countRows(table: string, where = '1=1', params: unknown[] = []): Promise<number> {
+  const [rows] = await (await rawDb()).query<mysql.RowDataPacket[]>(`SELECT COUNT(*) AS n FROM \`${table}\` WHERE ${where}`, params);
+  return Number(rows[0]?.n ?? 0);
+}
+
+export async function closeTruncator(): Promise<void> {
+  await conn?.end();
+  conn = undefined;
+}
