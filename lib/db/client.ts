@@ -8,6 +8,7 @@ import type { Prisma } from './generated/client.ts';
 import { databaseUrlFromEnv, parseDatabaseUrl } from './database-url.ts';
 
 export type { Prisma };
+export type { AiJob, AiJobSnapshot, AiJobArtifact, AiJobTransition, OutboxEvent, AiUsageLog, UserModelCredential } from './generated/client.ts';
 export type PrismaDb = InstanceType<typeof PrismaClient>;
 /** A client or a transaction client: every repository function accepts either. */
 export type Db = PrismaDb | Prisma.TransactionClient;
@@ -29,7 +30,9 @@ export function createPrismaClient(url: string): PrismaDb {
     },
     { database: s.database },
   );
-  return new PrismaClient({ adapter });
+  // Generous waits: under concurrency a transaction may queue for a pooled connection; the defaults
+  // (2 s wait, 5 s run) turn a busy moment into P2028 errors.
+  return new PrismaClient({ adapter, transactionOptions: { maxWait: 10_000, timeout: 15_000 } });
 }
 
 let shared: PrismaDb | undefined;
@@ -45,4 +48,13 @@ export async function closePrisma(): Promise<void> {
   const client = shared;
   shared = undefined;
   await client?.$disconnect();
+}
+
+/**
+ * Runs `fn` in a transaction: joins the caller's transaction when `db` already is one, otherwise opens one.
+ * Lets repository functions take an optional transaction (ADR-003 §1.4 `markSucceeded(jobId, tx?)`).
+ */
+export async function inTransaction<T>(db: Db, fn: (tx: Prisma.TransactionClient) => Promise<T>): Promise<T> {
+  if ('$transaction' in db) return db.$transaction(fn);
+  return fn(db);
 }

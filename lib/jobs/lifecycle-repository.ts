@@ -1,0 +1,203 @@
+/**
+ * The only writer of `AiJob.lifecycleStatus` (ADR-003 §1.4). Each function is one edge of the table in
+ * ./states.ts, done as a compare-and-set on the expected state (and, where a lease is involved, on holder and
+ * lease version — the fencing token), together with its AiJobTransition audit row in the same transaction.
+ * A lost race raises a typed error and writes nothing.
+ */
+import { inTransaction, type AiJob, type Db, type Prisma } from '../db/client.ts';
+import { newId } from '../db/ids.ts';
+import type { JobState, TransitionName } from './states.ts';
+import { explainRefusal } from './lifecycle-refusals.ts';
+import { JobNotFoundError, LeaseLostError, StaleTransitionError } from './lifecycle-errors.ts';
+
+export const DEFAULT_LEASE_MS = 60_000;
+
+/** Identifies one lease: only its holder, at this version, may extend, release or finish the job. */
+export interface LeaseFence {
+  holder: string;
+  leaseVersion: number;
+}
+
+export interface TransitionMeta {
+  /** Who moved the job: a worker id, `api:<userId>`, `dispatcher`, `reaper`, `admin:<id>`. */
+  actor: string;
+  reason?: string;
+}
+
+export interface JobFailure extends TransitionMeta {
+  errorCode: string;
+  /** Safe for the job's owner to read. */
+  publicMessage: string;
+  /** Admins only: provider detail, stack summary. */
+  internalMessage?: string;
+}
+
+export type NewJobRow = Omit<Prisma.AiJobUncheckedCreateInput, 'lifecycleStatus' | 'createdAt' | 'updatedAt'>;
+
+/** Inserts a `queued` job and its first transition row. Runs inside the caller's creating transaction. */
+export async function createJob(tx: Prisma.TransactionClient, row: NewJobRow, meta: TransitionMeta): Promise<AiJob> {
+  const job = await tx.aiJob.create({ data: { ...row, lifecycleStatus: 'queued' } });
+  await recordTransition(tx, job.id, null, 'queued', meta);
+  return job;
+}
+
+/**
+ * Takes the lease for the next attempt: from `queued`, or from `running` when the lease was released or has
+ * expired. Increments attemptCount and leaseVersion. Throws LeaseHeldError when another worker holds a live
+ * lease, StaleTransitionError when the job is terminal, JobNotFoundError when it does not exist.
+ */
+export async function lockJob(
+  db: Db, jobId: string, holder: string, opts: { leaseMs?: number; now?: Date } = {},
+): Promise<AiJob> {
+  const now = opts.now ?? new Date();
+  const lockUntil = new Date(now.getTime() + (opts.leaseMs ?? DEFAULT_LEASE_MS));
+  return inTransaction(db, async (tx) => {
+    const { count } = await tx.aiJob.updateMany({
+      where: {
+        id: jobId,
+        OR: [
+          { lifecycleStatus: 'queued' },
+          { lifecycleStatus: 'running', OR: [{ lockedBy: null }, { lockUntil: { lt: now } }] },
+        ],
+      },
+      data: {
+        lifecycleStatus: 'running', lockedBy: holder, lockedAt: now, lockUntil,
+        leaseVersion: { increment: 1 }, attemptCount: { increment: 1 },
+      },
+    });
+    if (count === 0) throw await explainRefusal(tx, jobId, 'lockJob', now);
+    let job = await tx.aiJob.findUniqueOrThrow({ where: { id: jobId } });
+    if (job.startedAt === null) job = await tx.aiJob.update({ where: { id: jobId }, data: { startedAt: now } });
+    // running → queued is illegal, so attempt 1 is exactly the queued → running edge.
+    const from: JobState = job.attemptCount === 1 ? 'queued' : 'running';
+    await recordTransition(tx, jobId, from, 'running', { actor: holder, reason: `attempt ${job.attemptCount}` }, job.leaseVersion);
+    return job;
+  });
+}
+
+/**
+ * Heartbeat: pushes lockUntil forward for the current lease and reports whether a cancel was requested.
+ * Throws LeaseLostError when the lease is no longer ours.
+ */
+export async function extendLock(
+  db: Db, jobId: string, fence: LeaseFence, opts: { leaseMs?: number; now?: Date } = {},
+): Promise<{ lockUntil: Date; cancelRequested: boolean }> {
+  const now = opts.now ?? new Date();
+  const lockUntil = new Date(now.getTime() + (opts.leaseMs ?? DEFAULT_LEASE_MS));
+  const { count } = await db.aiJob.updateMany({
+    where: { id: jobId, lifecycleStatus: 'running', lockedBy: fence.holder, leaseVersion: fence.leaseVersion },
+    data: { lockUntil },
+  });
+  if (count === 0) throw new LeaseLostError(jobId, fence.leaseVersion);
+  const row = await db.aiJob.findUnique({ where: { id: jobId }, select: { cancelRequestedAt: true } });
+  return { lockUntil, cancelRequested: row?.cancelRequestedAt != null };
+}
+
+/**
+ * Gives the lease back after a retryable failure: the job stays `running` with no holder, so the next
+ * delivery re-locks it (new lease version). Records the attempt's error for admins.
+ */
+export async function releaseLock(db: Db, jobId: string, fence: LeaseFence, failure: JobFailure): Promise<AiJob> {
+  return fencedTransition(db, jobId, fence, 'releaseLock', 'running', failure, {
+    lockedBy: null, lockUntil: null,
+    errorCode: failure.errorCode, publicErrorMessage: failure.publicMessage,
+    internalErrorMessage: failure.internalMessage ?? null,
+  });
+}
+
+/** running → succeeded, fenced by the lease. Pass the projector's transaction so both commit together. */
+export async function markSucceeded(
+  db: Db, jobId: string, fence: LeaseFence, result: TransitionMeta & { outputHash: string; now?: Date },
+): Promise<AiJob> {
+  return fencedTransition(db, jobId, fence, 'markSucceeded', 'succeeded', result, {
+    outputHash: result.outputHash, progress: 100, finishedAt: result.now ?? new Date(),
+    lockedBy: null, lockUntil: null, errorCode: null, publicErrorMessage: null, internalErrorMessage: null,
+  });
+}
+
+/** running → failed, fenced by the lease (the reaper passes the expired lease it observed). */
+export async function markFailed(db: Db, jobId: string, fence: LeaseFence, failure: JobFailure & { now?: Date }): Promise<AiJob> {
+  return fencedTransition(db, jobId, fence, 'markFailed', 'failed', failure, {
+    ...failureColumns(failure), finishedAt: failure.now ?? new Date(), lockedBy: null, lockUntil: null,
+  });
+}
+
+/**
+ * → cancelled. Without a fence: from `queued` only (cancel before any attempt). With a fence: from
+ * `running`, by the lease holder that observed the cancel request.
+ */
+export async function markCancelled(
+  db: Db, jobId: string, meta: TransitionMeta & { fence?: LeaseFence; now?: Date },
+): Promise<AiJob> {
+  const data = {
+    errorCode: 'CANCELLED', publicErrorMessage: 'The job was cancelled', internalErrorMessage: null,
+    finishedAt: meta.now ?? new Date(), lockedBy: null, lockUntil: null,
+  };
+  if (meta.fence) return fencedTransition(db, jobId, meta.fence, 'markCancelled', 'cancelled', meta, data);
+  return casTransition(db, jobId, 'queued', 'markCancelled', 'cancelled', meta, data);
+}
+
+/**
+ * The documented exception: queued → failed for a system failure before any attempt started (the message
+ * could not be dispatched, the job type is no longer registered). The reason is recorded.
+ */
+export async function failBeforeAttempt(db: Db, jobId: string, failure: JobFailure & { now?: Date }): Promise<AiJob> {
+  return casTransition(db, jobId, 'queued', 'failBeforeAttempt', 'failed', failure, {
+    ...failureColumns(failure), finishedAt: failure.now ?? new Date(),
+  });
+}
+
+function failureColumns(f: JobFailure) {
+  return { errorCode: f.errorCode, publicErrorMessage: f.publicMessage, internalErrorMessage: f.internalMessage ?? null };
+}
+
+async function fencedTransition(
+  db: Db, jobId: string, fence: LeaseFence, via: TransitionName, to: JobState,
+  meta: TransitionMeta & { errorCode?: string }, data: Prisma.AiJobUpdateManyMutationInput,
+): Promise<AiJob> {
+  return inTransaction(db, async (tx) => {
+    const { count } = await tx.aiJob.updateMany({
+      where: { id: jobId, lifecycleStatus: 'running', lockedBy: fence.holder, leaseVersion: fence.leaseVersion },
+      data: { ...data, lifecycleStatus: to },
+    });
+    if (count === 0) {
+      const current = await tx.aiJob.findUnique({ where: { id: jobId }, select: { lifecycleStatus: true } });
+      if (!current) throw new JobNotFoundError(jobId);
+      if (current.lifecycleStatus !== 'running') throw new StaleTransitionError(jobId, via, current.lifecycleStatus);
+      throw new LeaseLostError(jobId, fence.leaseVersion);
+    }
+    return finishTransition(tx, jobId, 'running', to, meta, fence.leaseVersion);
+  });
+}
+
+async function casTransition(
+  db: Db, jobId: string, from: JobState, via: TransitionName, to: JobState,
+  meta: TransitionMeta & { errorCode?: string }, data: Prisma.AiJobUpdateManyMutationInput,
+): Promise<AiJob> {
+  return inTransaction(db, async (tx) => {
+    const { count } = await tx.aiJob.updateMany({ where: { id: jobId, lifecycleStatus: from }, data: { ...data, lifecycleStatus: to } });
+    if (count === 0) throw await explainRefusal(tx, jobId, via);
+    return finishTransition(tx, jobId, from, to, meta, null);
+  });
+}
+
+async function finishTransition(
+  tx: Prisma.TransactionClient, jobId: string, from: JobState, to: JobState,
+  meta: TransitionMeta & { errorCode?: string }, leaseVersion: number | null,
+): Promise<AiJob> {
+  await recordTransition(tx, jobId, from, to, meta, leaseVersion);
+  const job = await tx.aiJob.findUniqueOrThrow({ where: { id: jobId } });
+  return job;
+}
+
+async function recordTransition(
+  tx: Prisma.TransactionClient, jobId: string, from: JobState | null, to: JobState,
+  meta: TransitionMeta & { errorCode?: string }, leaseVersion: number | null = null,
+): Promise<void> {
+  await tx.aiJobTransition.createMany({
+    data: [{
+      id: newId(), jobId, fromStatus: from, toStatus: to, actor: meta.actor.slice(0, 128),
+      reason: meta.reason?.slice(0, 255) ?? null, errorCode: meta.errorCode ?? null, leaseVersion,
+    }],
+  });
+}
