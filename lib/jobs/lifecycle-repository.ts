@@ -6,6 +6,7 @@
  */
 import { inTransaction, type AiJob, type Db, type Prisma } from '../db/client.ts';
 import { newId } from '../db/ids.ts';
+import { executeInTransaction, insertStatement, type SqlStatement } from '../db/sql.ts';
 import type { JobState, TransitionName } from './states.ts';
 import { explainRefusal } from './lifecycle-refusals.ts';
 import { JobNotFoundError, LeaseLostError, StaleTransitionError } from './lifecycle-errors.ts';
@@ -32,13 +33,37 @@ export interface JobFailure extends TransitionMeta {
   internalMessage?: string;
 }
 
-export type NewJobRow = Omit<Prisma.AiJobUncheckedCreateInput, 'lifecycleStatus' | 'createdAt' | 'updatedAt'>;
+/** The columns a creator chooses; lifecycle, lease and outcome columns start at their defaults. */
+export type NewJobRow = Pick<
+  AiJob,
+  | 'id' | 'userId' | 'jobType' | 'triggerType' | 'targetType' | 'targetId' | 'idempotencyKey' | 'inputHash'
+  | 'queueName' | 'priority' | 'maxAttempts' | 'timeoutMs' | 'inputSchemaVersion' | 'outputSchemaVersion'
+  | 'promptKey' | 'promptVersion' | 'modelTier' | 'credentialMode' | 'credentialId' | 'parentJobId'
+> & Partial<Pick<AiJob, 'modelProvider' | 'modelName'>>;
 
-/** Inserts a `queued` job and its first transition row. Runs inside the caller's creating transaction. */
+/** Inserts a `queued` job and its first transition row inside the caller's creating transaction. */
 export async function createJob(tx: Prisma.TransactionClient, row: NewJobRow, meta: TransitionMeta): Promise<AiJob> {
-  const job = await tx.aiJob.create({ data: { ...row, lifecycleStatus: 'queued' } });
-  await recordTransition(tx, job.id, null, 'queued', meta);
+  const { job, statements } = queuedJobInsert(row, meta);
+  await executeInTransaction(tx, statements);
   return job;
+}
+
+/**
+ * The SQL that creates a `queued` job and its first transition row, and the job exactly as stored — for
+ * callers that run the creating transaction on the raw driver in one round trip (lib/jobs/create-job.ts).
+ */
+export function queuedJobInsert(row: NewJobRow, meta: TransitionMeta, now = new Date()): { job: AiJob; statements: SqlStatement[] } {
+  const job: AiJob = {
+    modelProvider: null, modelName: null, ...row, lifecycleStatus: 'queued', attemptCount: 0, lockedBy: null,
+    lockedAt: null, lockUntil: null, leaseVersion: 0, cancelRequestedAt: null, progress: 0, startedAt: null,
+    finishedAt: null, errorCode: null, publicErrorMessage: null, internalErrorMessage: null, outputHash: null,
+    createdAt: now, updatedAt: now,
+  };
+  const transition = insertStatement('AiJobTransition', {
+    id: newId(), jobId: job.id, fromStatus: null, toStatus: 'queued', actor: meta.actor.slice(0, 128),
+    reason: meta.reason?.slice(0, 255) ?? null, createdAt: now,
+  });
+  return { job, statements: [insertStatement('AiJob', job), transition] };
 }
 
 /**

@@ -4,6 +4,7 @@
  */
 import { afterAll, beforeEach, inject } from 'vitest';
 import { closePrisma } from '../../lib/db/client.ts';
+import { closeSqlPool } from '../../lib/db/sql-pool.ts';
 import { closeTruncator, truncateAll } from '../helpers/db.ts';
 
 const poolId = Number(process.env.VITEST_POOL_ID ?? 1);
@@ -24,5 +25,6 @@ beforeEach(async () => {
 
 afterAll(async () => {
   await closePrisma();
+  await closeSqlPool();
   await closeTruncator();
 });

@@ -1,0 +1,26 @@
+/**
+ * Parameterised SQL statements for hot write paths. Repositories build statements; an executor runs them
+ * either inside a caller's Prisma transaction (`executeInTransaction`) or as one atomic round trip on the
+ * raw driver (`runAtomically` in ./sql-pool.ts). Same SQL both ways, so the two paths cannot drift.
+ */
+import type { Prisma } from './client.ts';
+
+export type SqlValue = string | number | boolean | Date | null;
+
+export interface SqlStatement {
+  sql: string;
+  values: SqlValue[];
+}
+
+/** `INSERT INTO \`table\` (cols…) VALUES (?…)` for one row; undefined values are left to column defaults. */
+export function insertStatement(table: string, row: Record<string, SqlValue | undefined>): SqlStatement {
+  const entries = Object.entries(row).filter((e): e is [string, SqlValue] => e[1] !== undefined);
+  const columns = entries.map(([c]) => `\`${c}\``).join(', ');
+  const marks = entries.map(() => '?').join(', ');
+  return { sql: `INSERT INTO \`${table}\` (${columns}) VALUES (${marks})`, values: entries.map(([, v]) => v) };
+}
+
+/** Runs statements in order inside the caller's Prisma transaction. */
+export async function executeInTransaction(tx: Prisma.TransactionClient, statements: SqlStatement[]): Promise<void> {
+  for (const s of statements) await tx.$executeRawUnsafe(s.sql, ...s.values);
+}

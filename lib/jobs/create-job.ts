@@ -1,0 +1,120 @@
+/**
+ * The one way to create a job (ADR-003 §2.4, seed #289): definition lookup → input validated by the
+ * definition's schema → snapshot redacted → content hash → ONE transaction writing the job (`queued`,
+ * metadata copied from the definition), its snapshot and its `ai.job.enqueue` outbox row → eager dispatch
+ * of that row after commit. Idempotent on (userId, jobType, idempotencyKey).
+ *
+ * Invariant: nothing is written unless all three rows are; a failed validation writes nothing.
+ */
+import { getPrisma, type AiJob, type PrismaDb } from '../db/client.ts';
+import type { CredentialMode } from '../db/generated/enums.ts';
+import { newId } from '../db/ids.ts';
+import { isDuplicateKey, runAtomically } from '../db/sql-pool.ts';
+import { hashCanonical } from './canonical-json.ts';
+import { maxAttemptsOf, parseJobInput, type JobDefinition } from './definition.ts';
+import { redactSnapshot } from './redaction.ts';
+import { jobRegistry, type JobDefinitionRegistry } from './registry.ts';
+import { queuedJobInsert, type NewJobRow } from './lifecycle-repository.ts';
+import { snapshotInsert } from './snapshot-repository.ts';
+import { CredentialModeNotAllowedError, IdempotencyConflictError } from './creation-errors.ts';
+import { buildEnqueueEvent, outboxInsert } from '../outbox/outbox-writer.ts';
+
+const IDEMPOTENCY_INDEX = 'AiJob_userId_jobType_idempotencyKey_key';
+
+export interface CreateJobInput {
+  userId: string;
+  jobType: string;
+  /** What started the job: `user`, `system`, `admin_retry`, … */
+  triggerType: string;
+  targetType: string;
+  targetId: string;
+  /** When given, creating again with the same key returns the first job. */
+  idempotencyKey?: string;
+  input: unknown;
+  credentialMode?: CredentialMode;
+  credentialId?: string;
+  priority?: number;
+  parentJobId?: string;
+}
+
+export interface CreateJobResult {
+  job: AiJob;
+  /** false when an earlier job with the same idempotency key was returned. */
+  created: boolean;
+}
+
+export interface CreateJobDeps {
+  /** For the idempotency lookup; the creating transaction runs on the raw pool (lib/db/sql-pool.ts). */
+  db?: PrismaDb;
+  registry?: JobDefinitionRegistry;
+  /** Sends the new outbox row right after commit. Must not throw; failures are left to the scheduled dispatcher. */
+  eagerDispatch?: ((outboxEventId: string) => Promise<unknown>) | null;
+}
+
+/**
+ * Creates a job, or returns the existing one for a repeated idempotency key.
+ * @throws UnknownJobTypeError, InputValidationError, CredentialModeNotAllowedError, IdempotencyConflictError
+ */
+export async function createJob(req: CreateJobInput, deps: CreateJobDeps = {}): Promise<CreateJobResult> {
+  const db = deps.db ?? getPrisma();
+  const def = (deps.registry ?? jobRegistry).get(req.jobType);
+  const input = parseJobInput(def, req.input);
+  const credentialMode = pickCredentialMode(def, req.credentialMode);
+  const inputHash = hashCanonical(input);
+
+  const snapshot = redactSnapshot(input);
+  const now = new Date();
+  const jobId = newId();
+  const event = buildEnqueueEvent({ jobId, queueName: def.queue.queueName, messageGroupId: def.queue.messageGroup === 'user' ? req.userId : jobId });
+  const { job, statements } = queuedJobInsert(
+    jobRow(jobId, req, def, inputHash, credentialMode), { actor: `${req.triggerType}:${req.userId}`, reason: 'created' }, now,
+  );
+  statements.push(
+    snapshotInsert({ jobId, schemaVersion: def.input.schemaVersion, content: snapshot.content, contentHash: hashCanonical(snapshot.content), redactionVersion: snapshot.redactionVersion }, now),
+    outboxInsert(event, now),
+  );
+  try {
+    // Insert first, look up only on a duplicate key: one round trip on the common path. A hit writes nothing
+    // (the whole transaction rolls back), and the loser of a concurrent race returns the winner.
+    await runAtomically(statements);
+  } catch (err) {
+    if (req.idempotencyKey === undefined || !isDuplicateKey(err, IDEMPOTENCY_INDEX)) throw err;
+    const winner = await findByIdempotencyKey(db, req, inputHash);
+    if (winner) return { job: winner, created: false };
+    throw err;
+  }
+  if (deps.eagerDispatch !== null) await (deps.eagerDispatch ?? defaultEagerDispatch)(event.id);
+  return { job, created: true };
+}
+
+async function findByIdempotencyKey(db: PrismaDb, req: CreateJobInput, inputHash: string): Promise<AiJob | null> {
+  const key = req.idempotencyKey as string;
+  const existing = await db.aiJob.findUnique({
+    where: { userId_jobType_idempotencyKey: { userId: req.userId, jobType: req.jobType, idempotencyKey: key } },
+  });
+  if (existing && existing.inputHash !== inputHash) throw new IdempotencyConflictError(existing.id, key);
+  return existing;
+}
+
+function pickCredentialMode(def: JobDefinition, requested: CredentialMode | undefined): CredentialMode {
+  const mode = requested ?? def.credential.defaultMode;
+  if (!def.credential.allowedModes.includes(mode)) throw new CredentialModeNotAllowedError(def.jobType, mode);
+  return mode;
+}
+
+function jobRow(id: string, req: CreateJobInput, def: JobDefinition, inputHash: string, credentialMode: CredentialMode): NewJobRow {
+  return {
+    id, userId: req.userId, jobType: def.jobType, triggerType: req.triggerType,
+    targetType: req.targetType, targetId: req.targetId, idempotencyKey: req.idempotencyKey ?? null, inputHash,
+    queueName: def.queue.queueName, priority: req.priority ?? def.queue.defaultPriority,
+    maxAttempts: maxAttemptsOf(def), timeoutMs: def.execution.timeoutMs,
+    inputSchemaVersion: def.input.schemaVersion, outputSchemaVersion: def.output.schemaVersion,
+    promptKey: def.prompt.key, promptVersion: def.prompt.version, modelTier: def.model.tier,
+    credentialMode, credentialId: req.credentialId ?? null, parentJobId: req.parentJobId ?? null,
+  };
+}
+
+async function defaultEagerDispatch(outboxEventId: string): Promise<unknown> {
+  const { dispatchOutboxEventById } = await import('../outbox/dispatcher.ts' as string);
+  return dispatchOutboxEventById(outboxEventId);
+}
