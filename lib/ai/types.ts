@@ -1,0 +1,72 @@
+/**
+ * The provider boundary. Everything above it (router, gateway, engine) speaks these types; everything below
+ * it (the OpenAI-compatible client, the mock server) maps its wire format and errors onto them.
+ * Providers throw only JobFailure subclasses (lib/jobs/failures.ts).
+ */
+import type { CredentialMode } from '../db/generated/enums.ts';
+
+export interface ChatMessage {
+  role: 'system' | 'user' | 'assistant';
+  content: string;
+}
+
+export interface ChatRequest {
+  messages: ChatMessage[];
+  /** Ask for a JSON object (`response_format: { type: 'json_object' }`). */
+  jsonMode: boolean;
+  maxTokens?: number;
+  temperature?: number;
+}
+
+export interface TokenUsage {
+  promptTokens: number;
+  completionTokens: number;
+  totalTokens: number;
+}
+
+/** One provider/model pair a tier may route to. */
+export interface ModelRoute {
+  provider: string;
+  model: string;
+}
+
+export interface ProviderReply {
+  content: string;
+  usage: TokenUsage;
+}
+
+/** An OpenAI-compatible chat completion endpoint. */
+export interface AiProvider {
+  readonly name: string;
+  /**
+   * One call, no retries of its own. Must stop promptly when `signal` aborts.
+   * @throws ProviderRateLimitedError | ProviderTimeoutError | ProviderUnavailableError | CredentialInvalidError
+   */
+  complete(request: ChatRequest & { model: string }, opts: { apiKey: string; signal: AbortSignal }): Promise<ProviderReply>;
+}
+
+/** The keys a job may use: the platform's per provider, or the user's own (DeepSeek only). */
+export interface CredentialSet {
+  mode: CredentialMode;
+  /** UserModelCredential id in `user_deepseek_key` mode. */
+  credentialId?: string;
+  /** The API key for `provider`, or undefined when this credential cannot call it (the route is skipped). */
+  keyFor(provider: string): string | undefined;
+}
+
+/** Reported for every provider call, success or failure, so the engine can write the usage ledger. */
+export interface ProviderCallRecord {
+  route: ModelRoute;
+  /** What the provider reported; zeros when it reported nothing (e.g. a failed or aborted call). */
+  usage: TokenUsage;
+  latencyMs: number;
+  /** Set when the call failed: the JobFailure code. */
+  errorCode?: string;
+}
+
+export interface GenerateResult {
+  content: string;
+  usage: TokenUsage;
+  route: ModelRoute;
+  latencyMs: number;
+}

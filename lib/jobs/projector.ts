@@ -1,0 +1,26 @@
+/**
+ * Result projectors (ADR-003 §6): turn a validated output into business rows inside the engine's projection
+ * transaction. The engine then writes one AiJobArtifact per returned reference, marks the job succeeded
+ * (fenced by its lease) and adds the `ai.job.succeeded` outbox row — all in that same transaction, so a
+ * projector failure rolls everything back.
+ */
+import type { AiJob, Prisma } from '../db/client.ts';
+
+export interface ArtifactRef {
+  /** The business table, e.g. `QuizQuestion`. */
+  artifactType: string;
+  /** The business row's id. */
+  artifactId: string;
+  ordinal: number;
+}
+
+export interface ResultProjector<O = unknown> {
+  /** Matches `JobDefinition.projector`. */
+  readonly key: string;
+  /**
+   * Writes business rows for `output` and returns references to them. Must use only `tx`.
+   * Throw BusinessValidationError / ReferenceValidationError (lib/jobs/failures.ts) for outputs that are
+   * well-formed but unacceptable; they are not retried.
+   */
+  project(tx: Prisma.TransactionClient, job: AiJob, output: O): Promise<ArtifactRef[]>;
+}
