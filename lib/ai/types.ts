@@ -60,9 +60,14 @@ export interface ProviderCallRecord {
   /** What the provider reported; zeros when it reported nothing (e.g. a failed or aborted call). */
   usage: TokenUsage;
   latencyMs: number;
-  /** Set when the call failed: the JobFailure code. */
+  /** Set when the call failed: the JobFailure code, or {@link ABORTED_CALL_CODE} when the caller aborted it. */
   errorCode?: string;
+  /** True when the caller's signal ended the call; the engine decides whether that was a timeout or a cancel. */
+  aborted?: boolean;
 }
+
+/** `errorCode` of a call the caller's signal aborted (not a JobFailure code: the engine maps it). */
+export const ABORTED_CALL_CODE = 'ABORTED';
 
 export interface GenerateResult {
   content: string;

@@ -1,0 +1,90 @@
+/**
+ * The AI gateway: one `generate` call per job attempt. It walks the tier's routes in order and falls back to
+ * the next route on a failure that is `fallbackEligible` (rate limit, provider timeout, provider unavailable)
+ * before the engine spends another attempt. Every provider call, whatever its outcome, is reported through
+ * `onCall` so the engine can write the usage ledger (ADR-003 §5.7). Prompts and keys are never logged.
+ */
+import { asJobFailure, CredentialInvalidError, type JobFailure } from '../jobs/failures.ts';
+import type { ModelRouter } from './model-router.ts';
+import {
+  ABORTED_CALL_CODE,
+  type ChatRequest,
+  type CredentialSet,
+  type GenerateResult,
+  type ModelRoute,
+  type ProviderCallRecord,
+  type ProviderReply,
+  type TokenUsage,
+} from './types.ts';
+
+/** Per-call options of {@link generate}. */
+export interface GenerateOptions {
+  /** The definition's model tier. */
+  tier: string;
+  credentials: CredentialSet;
+  /** The engine's attempt signal (job timeout or cancellation). */
+  signal: AbortSignal;
+  /**
+   * Called after every provider call (success, failure or abort) and awaited; if it rejects, that rejection
+   * replaces the call's outcome (the ledger write is part of the attempt).
+   */
+  onCall?: (record: ProviderCallRecord) => void | Promise<void>;
+}
+
+/** What the gateway needs. */
+export interface GatewayDeps {
+  router: ModelRouter;
+}
+
+const NO_USAGE: TokenUsage = { promptTokens: 0, completionTokens: 0, totalTokens: 0 };
+
+/**
+ * Generates one completion for `request` on the first route of `opts.tier` that succeeds.
+ *
+ * - Routes without a key in `opts.credentials` are skipped; if none is left it throws CredentialInvalidError.
+ * - A `fallbackEligible` failure moves to the next route; when every route failed, the last failure is thrown
+ *   (a rate limit keeps its `retryAfterMs`).
+ * - Any other failure (e.g. CredentialInvalidError) is thrown at once; so is an abort: when `opts.signal`
+ *   aborts, the signal's `reason` is rethrown unchanged.
+ * @throws JobFailure | UnknownModelTierError | the signal's reason
+ */
+export async function generate(request: ChatRequest, opts: GenerateOptions, deps: GatewayDeps): Promise<GenerateResult> {
+  const routes = deps.router.routesFor(opts.tier, opts.credentials);
+  if (routes.length === 0) {
+    throw new CredentialInvalidError(`No route of tier "${opts.tier}" accepts a ${opts.credentials.mode} credential`);
+  }
+  let lastFailure: JobFailure | undefined;
+  for (const route of routes) {
+    opts.signal.throwIfAborted();
+    const outcome = await callRoute(request, route, opts, deps);
+    if ('result' in outcome) return outcome.result;
+    lastFailure = outcome.failure;
+    if (!lastFailure.fallbackEligible) throw lastFailure;
+  }
+  throw lastFailure!;
+}
+
+type RouteOutcome = { result: GenerateResult } | { failure: JobFailure };
+
+/** One provider call, reported through `onCall`. Rethrows aborts; returns failures for the caller to judge. */
+async function callRoute(request: ChatRequest, route: ModelRoute, opts: GenerateOptions, deps: GatewayDeps): Promise<RouteOutcome> {
+  const provider = deps.router.providerFor(route);
+  const apiKey = opts.credentials.keyFor(route.provider) ?? '';
+  const started = performance.now();
+  let reply: ProviderReply;
+  try {
+    reply = await provider.complete({ ...request, model: route.model }, { apiKey, signal: opts.signal });
+  } catch (err) {
+    const latencyMs = Math.round(performance.now() - started);
+    if (opts.signal.aborted) {
+      await opts.onCall?.({ route, usage: NO_USAGE, latencyMs, errorCode: ABORTED_CALL_CODE, aborted: true });
+      throw opts.signal.reason;
+    }
+    const failure = asJobFailure(err);
+    await opts.onCall?.({ route, usage: NO_USAGE, latencyMs, errorCode: failure.code });
+    return { failure };
+  }
+  const latencyMs = Math.round(performance.now() - started);
+  await opts.onCall?.({ route, usage: reply.usage, latencyMs });
+  return { result: { content: reply.content, usage: reply.usage, route, latencyMs } };
+}

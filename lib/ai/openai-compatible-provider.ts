@@ -1,0 +1,96 @@
+/**
+ * An {@link AiProvider} for any endpoint speaking the OpenAI chat-completions API (OpenAI, DeepSeek, the local
+ * mock), built on the `openai` SDK with its own retries off: retrying belongs to the gateway (fallback) and
+ * the engine (attempts), and a hidden SDK retry would spend the job's deadline twice.
+ */
+import OpenAI from 'openai';
+import { CredentialInvalidError, ProviderTimeoutError } from '../jobs/failures.ts';
+import { toProviderFailure } from './provider-errors.ts';
+import type { AiProvider, ChatRequest, ProviderReply } from './types.ts';
+
+/** Default deadline of one provider request (headers and body). */
+export const DEFAULT_PROVIDER_TIMEOUT_MS = 60_000;
+
+/** How to reach one OpenAI-compatible endpoint. */
+export interface OpenAiCompatibleProviderOptions {
+  /** The route's provider name (e.g. `deepseek`); it appears in routes, the usage ledger and error messages. */
+  name: string;
+  /** API root the SDK appends `/chat/completions` to, e.g. `https://api.deepseek.com`. */
+  baseURL: string;
+  /** Deadline of one request, headers and body together; default {@link DEFAULT_PROVIDER_TIMEOUT_MS}. */
+  timeoutMs?: number;
+}
+
+type CompletionBody = OpenAI.Chat.Completions.ChatCompletionCreateParamsNonStreaming;
+type Completion = OpenAI.Chat.Completions.ChatCompletion;
+
+/**
+ * One chat completion per {@link complete} call, in JSON mode when the request asks for it.
+ *
+ * Invariants: never retries; throws only JobFailure subclasses, except when the caller's `signal` aborts, in
+ * which case it rethrows the signal's `reason` at once (the engine tells its timeout from a cancel by its own
+ * controller). Its own deadline surfaces as ProviderTimeoutError. Nothing is logged (the SDK's logger is off),
+ * so prompts and keys stay out of the logs.
+ */
+export class OpenAiCompatibleProvider implements AiProvider {
+  readonly name: string;
+  readonly baseURL: string;
+  readonly timeoutMs: number;
+
+  constructor(options: OpenAiCompatibleProviderOptions) {
+    this.name = options.name;
+    this.baseURL = options.baseURL;
+    this.timeoutMs = options.timeoutMs ?? DEFAULT_PROVIDER_TIMEOUT_MS;
+  }
+
+  async complete(request: ChatRequest & { model: string }, opts: { apiKey: string; signal: AbortSignal }): Promise<ProviderReply> {
+    opts.signal.throwIfAborted();
+    if (!opts.apiKey) throw new CredentialInvalidError(`No API key for ${this.name}`);
+    // The SDK's own timeout stops at the response headers; this deadline also covers reading the body.
+    const deadline = AbortSignal.timeout(this.timeoutMs);
+    const client = new OpenAI({
+      apiKey: opts.apiKey,
+      baseURL: this.baseURL,
+      maxRetries: 0,
+      timeout: this.timeoutMs,
+      // Never pick up OPENAI_ORG_ID / OPENAI_PROJECT_ID from the environment and send them to another vendor.
+      organization: null,
+      project: null,
+      logLevel: 'off',
+    });
+    try {
+      const completion = await client.chat.completions.create(toCompletionBody(request), {
+        signal: AbortSignal.any([opts.signal, deadline]),
+      });
+      return toProviderReply(completion);
+    } catch (err) {
+      if (opts.signal.aborted) throw opts.signal.reason;
+      if (deadline.aborted) {
+        throw new ProviderTimeoutError(`${this.name} did not answer within ${this.timeoutMs} ms`, { cause: err });
+      }
+      throw toProviderFailure(err, this.name, this.timeoutMs);
+    }
+  }
+}
+
+function toCompletionBody(request: ChatRequest & { model: string }): CompletionBody {
+  return {
+    model: request.model,
+    messages: request.messages.map((m) => ({ role: m.role, content: m.content })),
+    stream: false,
+    ...(request.jsonMode ? { response_format: { type: 'json_object' as const } } : {}),
+    ...(request.maxTokens !== undefined ? { max_tokens: request.maxTokens } : {}),
+    ...(request.temperature !== undefined ? { temperature: request.temperature } : {}),
+  };
+}
+
+/** The first choice's text ('' when the provider sent none: the engine's output validation reports it) and usage. */
+function toProviderReply(completion: Completion): ProviderReply {
+  const usage = completion.usage;
+  const promptTokens = usage?.prompt_tokens ?? 0;
+  const completionTokens = usage?.completion_tokens ?? 0;
+  return {
+    content: completion.choices?.[0]?.message?.content ?? '',
+    usage: { promptTokens, completionTokens, totalTokens: usage?.total_tokens ?? promptTokens + completionTokens },
+  };
+}

@@ -1,0 +1,106 @@
+/**
+ * The providers and the routing table, built from the environment.
+ *
+ * Providers (each an {@link OpenAiCompatibleProvider}):
+ *
+ * | name            | when                                                    | base URL                                               |
+ * |-----------------|---------------------------------------------------------|--------------------------------------------------------|
+ * | `deepseek`      | always (users may bring their own DeepSeek key)         | `DEEPSEEK_BASE_URL`, default https://api.deepseek.com  |
+ * | `openai-compat` | `OPENAI_COMPAT_BASE_URL` and `OPENAI_COMPAT_MODEL` set  | `OPENAI_COMPAT_BASE_URL`                               |
+ * | `mock`          | `MOCK_AI_BASE_URL` set (the local runtime's mock)       | `MOCK_AI_BASE_URL`                                     |
+ *
+ * `AI_PROVIDER_TIMEOUT_MS` (default 60000) bounds one request to any of them.
+ *
+ * Routing table, each tier in order of preference (the gateway falls back along it):
+ *
+ * | tier        | 1st                          | 2nd, if configured                     | last, if the mock is on |
+ * |-------------|------------------------------|----------------------------------------|-------------------------|
+ * | `fast`      | deepseek / deepseek-chat     | openai-compat / `$OPENAI_COMPAT_MODEL` | mock / mock-chat        |
+ * | `standard`  | deepseek / deepseek-chat     | openai-compat / `$OPENAI_COMPAT_MODEL` | mock / mock-chat        |
+ * | `reasoning` | deepseek / deepseek-reasoner | openai-compat / `$OPENAI_COMPAT_MODEL` | mock / mock-reasoner    |
+ *
+ * A route is used only when the job's credential holds a key for its provider (ModelRouter.routesFor). The
+ * keys come from lib/credentials (platform: Secrets Manager, or locally `DEEPSEEK_API_KEY`,
+ * `OPENAI_COMPAT_API_KEY` and a dummy key for `mock`; users: their own DeepSeek key), so the provider names
+ * here must match the names there. Locally, without a DeepSeek key, platform jobs therefore skip `deepseek`
+ * and land on the mock; with one, the mock is only the last fallback. Deployed stages leave `MOCK_AI_BASE_URL`
+ * unset, so no tier routes to the mock.
+ */
+import { ConfigurationError } from '../config/aws.ts';
+import { ModelRouter, type RoutingTable } from './model-router.ts';
+import { DEFAULT_PROVIDER_TIMEOUT_MS, OpenAiCompatibleProvider } from './openai-compatible-provider.ts';
+import type { AiProvider, ModelRoute } from './types.ts';
+
+type Env = Readonly<Record<string, string | undefined>>;
+
+/** The model tiers a job definition may name. */
+export const MODEL_TIERS = ['fast', 'standard', 'reasoning'] as const;
+export type ModelTier = (typeof MODEL_TIERS)[number];
+
+/** Provider names, as routes and lib/credentials (platform key secret, user keys) spell them. */
+export const DEEPSEEK_PROVIDER = 'deepseek';
+export const OPENAI_COMPAT_PROVIDER = 'openai-compat';
+export const MOCK_PROVIDER = 'mock';
+export const DEFAULT_DEEPSEEK_BASE_URL = 'https://api.deepseek.com';
+
+/** Models of the providers with fixed model names, per tier. */
+const DEEPSEEK_MODELS: Record<ModelTier, string> = { fast: 'deepseek-chat', standard: 'deepseek-chat', reasoning: 'deepseek-reasoner' };
+const MOCK_MODELS: Record<ModelTier, string> = { fast: 'mock-chat', standard: 'mock-chat', reasoning: 'mock-reasoner' };
+
+/** Everything the gateway's router is built from. */
+export interface ProviderConfig {
+  providers: AiProvider[];
+  routing: RoutingTable;
+}
+
+const setting = (env: Env, name: string): string | undefined => env[name]?.trim() || undefined;
+
+/** The providers and routing table for `env` (see the module comment). @throws ConfigurationError */
+export function providerConfigFromEnv(env: Env = process.env): ProviderConfig {
+  const timeoutMs = timeoutFromEnv(env);
+  const provider = (name: string, baseURL: string) => new OpenAiCompatibleProvider({ name, baseURL: urlSetting(name, baseURL), timeoutMs });
+  const providers: AiProvider[] = [provider(DEEPSEEK_PROVIDER, setting(env, 'DEEPSEEK_BASE_URL') ?? DEFAULT_DEEPSEEK_BASE_URL)];
+  const compatUrl = setting(env, 'OPENAI_COMPAT_BASE_URL');
+  const compatModel = setting(env, 'OPENAI_COMPAT_MODEL');
+  if (Boolean(compatUrl) !== Boolean(compatModel)) {
+    throw new ConfigurationError(compatUrl ? 'OPENAI_COMPAT_MODEL' : 'OPENAI_COMPAT_BASE_URL', 'must be set together with the other');
+  }
+  if (compatUrl) providers.push(provider(OPENAI_COMPAT_PROVIDER, compatUrl));
+  const mockUrl = setting(env, 'MOCK_AI_BASE_URL');
+  if (mockUrl) providers.push(provider(MOCK_PROVIDER, mockUrl));
+
+  const routing = Object.fromEntries(
+    MODEL_TIERS.map((tier): [string, ModelRoute[]] => [
+      tier,
+      [
+        { provider: DEEPSEEK_PROVIDER, model: DEEPSEEK_MODELS[tier] },
+        ...(compatModel ? [{ provider: OPENAI_COMPAT_PROVIDER, model: compatModel }] : []),
+        ...(mockUrl ? [{ provider: MOCK_PROVIDER, model: MOCK_MODELS[tier] }] : []),
+      ],
+    ]),
+  );
+  return { providers, routing };
+}
+
+/** A {@link ModelRouter} over {@link providerConfigFromEnv}. @throws ConfigurationError */
+export function modelRouterFromEnv(env: Env = process.env): ModelRouter {
+  const { providers, routing } = providerConfigFromEnv(env);
+  return new ModelRouter(routing, providers);
+}
+
+function timeoutFromEnv(env: Env): number {
+  const raw = setting(env, 'AI_PROVIDER_TIMEOUT_MS');
+  if (raw === undefined) return DEFAULT_PROVIDER_TIMEOUT_MS;
+  const value = Number(raw);
+  if (!Number.isInteger(value) || value < 100 || value > 900_000) {
+    throw new ConfigurationError('AI_PROVIDER_TIMEOUT_MS', 'must be an integer from 100 to 900000');
+  }
+  return value;
+}
+
+function urlSetting(provider: string, value: string): string {
+  if (!URL.canParse(value) || !/^https?:$/.test(new URL(value).protocol)) {
+    throw new ConfigurationError(`base URL of ${provider}`, `must be an http(s) URL`);
+  }
+  return value;
+}

@@ -1,0 +1,69 @@
+/**
+ * Maps what the `openai` SDK throws onto the job failure taxonomy (lib/jobs/failures.ts), by `instanceof` and
+ * HTTP status only, never by message text. Messages name the provider and the status, never the prompt or
+ * the key; the SDK error is kept as `cause` for logs and the admin view.
+ *
+ * | SDK error                                   | failure                                   |
+ * |---------------------------------------------|-------------------------------------------|
+ * | `APIError` 429                              | ProviderRateLimitedError (+ retryAfterMs) |
+ * | `APIError` 401, 403                         | CredentialInvalidError                    |
+ * | `APIError` 408, `APIConnectionTimeoutError` | ProviderTimeoutError                      |
+ * | `APIError` 5xx, `APIConnectionError`        | ProviderUnavailableError                  |
+ * | `APIError` other 4xx (400, 402, 404, 422)   | ProviderUnavailableError: this provider refused the request; another route may accept it |
+ * | anything else (e.g. a 200 that is not JSON) | ProviderUnavailableError                  |
+ *
+ * Aborts are not mapped here: the provider checks its signals first (see `OpenAiCompatibleProvider`).
+ */
+import { APIConnectionError, APIConnectionTimeoutError, APIError } from 'openai';
+import {
+  CredentialInvalidError,
+  type JobFailure,
+  ProviderRateLimitedError,
+  ProviderTimeoutError,
+  ProviderUnavailableError,
+} from '../jobs/failures.ts';
+
+/** Longest wait we take from a provider's `Retry-After`; anything later is clamped (a day is a misconfiguration). */
+export const MAX_RETRY_AFTER_MS = 15 * 60_000;
+
+/**
+ * The wait a 429 asks for: `retry-after-ms` (OpenAI's extension), else `Retry-After` as delta-seconds or an
+ * HTTP-date. Undefined when absent or unparsable; clamped to [0, {@link MAX_RETRY_AFTER_MS}].
+ */
+export function retryAfterMsOf(headers: Headers | undefined, now: number = Date.now()): number | undefined {
+  const ms = headers?.get('retry-after-ms')?.trim();
+  if (ms && /^\d+(\.\d+)?$/.test(ms)) return clampWait(Number(ms));
+  const value = headers?.get('retry-after')?.trim();
+  if (!value) return undefined;
+  if (/^\d+(\.\d+)?$/.test(value)) return clampWait(Number(value) * 1000);
+  const at = Date.parse(value);
+  return Number.isNaN(at) ? undefined : clampWait(at - now);
+}
+
+function clampWait(ms: number): number {
+  return Math.min(Math.max(Math.round(ms), 0), MAX_RETRY_AFTER_MS);
+}
+
+/** Classifies one SDK error from `provider`; `timeoutMs` is the provider's request deadline (for the message). */
+export function toProviderFailure(err: unknown, provider: string, timeoutMs: number): JobFailure {
+  const cause = { cause: err };
+  if (err instanceof APIConnectionTimeoutError) {
+    return new ProviderTimeoutError(`${provider} did not answer within ${timeoutMs} ms`, cause);
+  }
+  if (err instanceof APIConnectionError) {
+    return new ProviderUnavailableError(`${provider} could not be reached`, cause);
+  }
+  if (err instanceof APIError && typeof err.status === 'number') {
+    return fromStatus(err.status, err.headers, provider, cause);
+  }
+  return new ProviderUnavailableError(`${provider} returned an unusable response`, cause);
+}
+
+function fromStatus(status: number, headers: Headers | undefined, provider: string, cause: { cause: unknown }): JobFailure {
+  const what = `${provider} answered HTTP ${status}`;
+  if (status === 429) return new ProviderRateLimitedError(what, retryAfterMsOf(headers), cause);
+  if (status === 401 || status === 403) return new CredentialInvalidError(what, cause);
+  if (status === 408) return new ProviderTimeoutError(what, cause);
+  if (status >= 500) return new ProviderUnavailableError(what, cause);
+  return new ProviderUnavailableError(`${what} (request refused)`, cause);
+}
