@@ -5,7 +5,11 @@
  * timeouts and cancellation can be exercised.
  */
 import { z } from 'zod';
+import { syntheticPromptV1 } from '../ai/prompts/synthetic.ts';
+import type { AiJob, Prisma } from '../db/client.ts';
 import { defineJob } from '../jobs/definition.ts';
+import type { ArtifactRef, ResultProjector } from '../jobs/projector.ts';
+import type { JobTypeModule } from './job-type-module.ts';
 
 export const syntheticJobInputSchema = z.strictObject({
   prompt: z.string().min(1).max(4000),
@@ -50,3 +54,40 @@ export const syntheticJob = defineJob({
   inputSchema: syntheticJobInputSchema,
   outputSchema: syntheticJobOutputSchema,
 });
+
+/** `AiJobArtifact.artifactType` of a synthetic job's one reference. */
+export const SYNTHETIC_ARTIFACT_TYPE = 'SyntheticAnswer';
+
+/**
+ * Projector `synthetic`. A synthetic job has no business table: its answer matters only to the test or benchmark
+ * that ran it (which checks `outputHash` or the provider's request log), and a table would only add write cost
+ * unrelated to any real type. It still returns one reference, pointing at the job itself (`artifactId` = job id,
+ * as there is no row of its own), so every synthetic run exercises the engine's artifact write (one
+ * `AiJobArtifact`, unique per job) exactly as a real type does. Writes nothing itself.
+ */
+export const syntheticProjector: ResultProjector<SyntheticJobOutput> = {
+  key: 'synthetic',
+  async project(_tx: Prisma.TransactionClient, job: AiJob): Promise<ArtifactRef[]> {
+    return [{ artifactType: SYNTHETIC_ARTIFACT_TYPE, artifactId: job.id, ordinal: 0 }];
+  },
+};
+
+/** The mock provider's markers (`[scenario:…]`, `[sleep:…]`, lib/dev/mock-ai-server.ts): not part of the prompt. */
+const MOCK_MARKER = /\[(?:scenario|sleep):[^\]]*\]/g;
+
+/**
+ * The mock provider's answer to a synthetic prompt, the same as the mock server's default answer:
+ * `{ answer, echo }` with `echo` the first 40 characters of the prompt, markers removed.
+ */
+export function mockSyntheticJob(userMessage: string): SyntheticJobOutput {
+  const prompt = userMessage.replace(MOCK_MARKER, '').trim();
+  return { answer: `Mock answer (${prompt.length} characters of prompt)`, echo: prompt.slice(0, 40) };
+}
+
+/** The `synthetic_job` job type; its prompt is `synthetic@v1` (lib/ai/prompts/synthetic.ts). */
+export const syntheticJobModule: JobTypeModule<SyntheticJobInput, SyntheticJobOutput> = {
+  definition: syntheticJob,
+  prompt: syntheticPromptV1,
+  projector: syntheticProjector,
+  mockResponse: mockSyntheticJob,
+};
