@@ -7,15 +7,19 @@
 import { inTransaction, type AiJob, type Db, type Prisma } from '../db/client.ts';
 import { newId } from '../db/ids.ts';
 import { executeInTransaction, insertStatement, type SqlStatement } from '../db/sql.ts';
-import type { JobState, TransitionName } from './states.ts';
+import { isTerminal, type JobState, type TransitionName } from './states.ts';
+import { addJobTerminalEvent } from '../outbox/job-events.ts';
 import { explainRefusal } from './lifecycle-refusals.ts';
 import { JobNotFoundError, LeaseLostError, StaleTransitionError } from './lifecycle-errors.ts';
 
 export const DEFAULT_LEASE_MS = 60_000;
 
-/** Identifies one lease: only its holder, at this version, may extend, release or finish the job. */
+/**
+ * Identifies one lease: only its holder, at this version, may extend, release or finish the job.
+ * `holder: null` fences a released lease (the reaper acting on a job waiting for redelivery).
+ */
 export interface LeaseFence {
-  holder: string;
+  holder: string | null;
   leaseVersion: number;
 }
 
@@ -100,6 +104,15 @@ export async function lockJob(
   });
 }
 
+/** Reports progress (0–100) of the current attempt; fenced like every lease write, no audit row. */
+export async function setProgress(db: Db, jobId: string, fence: LeaseFence, progress: number): Promise<void> {
+  const { count } = await db.aiJob.updateMany({
+    where: { id: jobId, lifecycleStatus: 'running', lockedBy: fence.holder, leaseVersion: fence.leaseVersion },
+    data: { progress: Math.max(0, Math.min(100, Math.round(progress))) },
+  });
+  if (count === 0) throw new LeaseLostError(jobId, fence.leaseVersion);
+}
+
 /**
  * Heartbeat: pushes lockUntil forward for the current lease and reports whether a cancel was requested.
  * Throws LeaseLostError when the lease is no longer ours.
@@ -132,9 +145,11 @@ export async function releaseLock(db: Db, jobId: string, fence: LeaseFence, fail
 
 /** running → succeeded, fenced by the lease. Pass the projector's transaction so both commit together. */
 export async function markSucceeded(
-  db: Db, jobId: string, fence: LeaseFence, result: TransitionMeta & { outputHash: string; now?: Date },
+  db: Db, jobId: string, fence: LeaseFence,
+  result: TransitionMeta & { outputHash: string; model?: { provider: string; model: string }; now?: Date },
 ): Promise<AiJob> {
   return fencedTransition(db, jobId, fence, 'markSucceeded', 'succeeded', result, {
+    ...(result.model ? { modelProvider: result.model.provider, modelName: result.model.model } : {}),
     outputHash: result.outputHash, progress: 100, finishedAt: result.now ?? new Date(),
     lockedBy: null, lockUntil: null, errorCode: null, publicErrorMessage: null, internalErrorMessage: null,
   });
@@ -212,6 +227,8 @@ async function finishTransition(
 ): Promise<AiJob> {
   await recordTransition(tx, jobId, from, to, meta, leaseVersion);
   const job = await tx.aiJob.findUniqueOrThrow({ where: { id: jobId } });
+  // Every terminal transition announces itself (ai.job.succeeded / failed / cancelled) in the same transaction.
+  if (from !== to && isTerminal(to)) await addJobTerminalEvent(tx, job);
   return job;
 }
 

@@ -51,12 +51,16 @@ describe('the transition table', () => {
           const history = await transitionsOf(job.id);
           expect(history).toHaveLength(before.length + 1);
           expect(history.at(-1)).toMatchObject({ fromStatus: from, toStatus: attempt.expected });
+          // A terminal edge announces itself in the same transaction; other edges publish nothing.
+          const events = await db.outboxEvent.findMany({ where: { aggregateId: job.id } });
+          expect(events.map((e) => e.eventType)).toEqual(['succeeded', 'failed', 'cancelled'].includes(attempt.expected) ? [`ai.job.${attempt.expected}`] : []);
         } else {
           const err = await attempt.run(job).catch((e: unknown) => e);
           expect(err).toBeInstanceOf(EngineError);
           expect(err).toBeInstanceOf(StaleTransitionError);
           expect(await db.aiJob.findUniqueOrThrow({ where: { id: job.id } })).toEqual(job);
           expect(await transitionsOf(job.id)).toHaveLength(before.length);
+          expect(await db.outboxEvent.count({ where: { aggregateId: job.id } })).toBe(0);
         }
       });
     }
@@ -130,6 +134,7 @@ describe('leases fence every later write', () => {
     ).rejects.toThrow('projector failed');
     expect(await db.aiJob.findUniqueOrThrow({ where: { id: job.id } })).toEqual(job);
     expect(await transitionsOf(job.id)).toHaveLength(0);
+    expect(await db.outboxEvent.count({ where: { aggregateId: job.id } })).toBe(0);
   });
 });
 

@@ -1,0 +1,88 @@
+/**
+ * RESOLVE and EXECUTE (ADR-003 §5.1): snapshot → input, prompt by key and version, credentials, optional
+ * content safety, one gateway call in JSON mode under the attempt's abort signal, then parse and validate the
+ * output with the definition's schema and hash it. Every provider call lands in the usage ledger.
+ */
+import type { AiJob } from '../db/client.ts';
+import { EngineError } from '../errors.ts';
+import type { ChatMessage, GenerateResult } from '../ai/types.ts';
+import type { JobDefinition } from '../jobs/definition.ts';
+import { hashCanonical } from '../jobs/canonical-json.ts';
+import { toIssueDetails } from '../jobs/errors.ts';
+import { InternalJobError, SchemaValidationError } from '../jobs/failures.ts';
+import { findSnapshot } from '../jobs/snapshot-repository.ts';
+import { setProgress, type LeaseFence } from '../jobs/lifecycle-repository.ts';
+import type { EngineDeps } from './engine-deps.ts';
+import { recordProviderCall } from './usage-ledger.ts';
+
+export interface AttemptResult {
+  output: unknown;
+  outputHash: string;
+  generated: GenerateResult;
+}
+
+export async function runAttempt(
+  job: AiJob, def: JobDefinition, fence: LeaseFence, signal: AbortSignal, deps: EngineDeps,
+): Promise<AttemptResult> {
+  const input = await loadInput(job, def, deps);
+  const prompt = deps.prompts.get(job.promptKey, job.promptVersion);
+  const credentials = await deps.resolveCredentials(job);
+  const userMessage = prompt.render(input);
+  if (def.security.contentSafetyCheck) await deps.safety.check(userMessage, 'input');
+  const messages: ChatMessage[] = [{ role: 'system', content: prompt.system }, { role: 'user', content: userMessage }];
+  const feedback = schemaFeedback(job);
+  if (feedback) messages.push({ role: 'user', content: feedback });
+
+  await setProgress(deps.db, job.id, fence, 20);
+  const generated = await deps.generate(
+    { messages, jsonMode: true },
+    {
+      tier: job.modelTier, credentials, signal,
+      // An aborted call is billed under the reason the attempt was aborted for (TIMEOUT, CANCELLED, …).
+      onCall: (call) => recordProviderCall(deps.db, job, call.aborted ? { ...call, errorCode: abortCode(signal) } : call, deps.price),
+    },
+  );
+  const output = validateOutput(def, generated.content);
+  if (def.security.contentSafetyCheck) await deps.safety.check(generated.content, 'output');
+  await setProgress(deps.db, job.id, fence, 80);
+  return { output, outputHash: hashCanonical(output), generated };
+}
+
+function abortCode(signal: AbortSignal): string {
+  const reason: unknown = signal.reason;
+  return reason instanceof EngineError ? reason.code : 'ABORTED';
+}
+
+/** The job runs on its (redacted) snapshot, parsed again with the definition's input schema. */
+async function loadInput(job: AiJob, def: JobDefinition, deps: EngineDeps): Promise<unknown> {
+  const snapshot = await findSnapshot(deps.db, job.id);
+  if (!snapshot) throw new InternalJobError(`job ${job.id} has no snapshot`);
+  const parsed = def.inputSchema.safeParse(snapshot.content);
+  if (!parsed.success) throw new InternalJobError(`snapshot of job ${job.id} no longer matches the input schema`);
+  return parsed.data;
+}
+
+/**
+ * Parses the model's answer as JSON and validates it with the output schema.
+ * @throws SchemaValidationError naming what was wrong (fed back to the model on the retry)
+ */
+export function validateOutput(def: Pick<JobDefinition, 'outputSchema'>, content: string): unknown {
+  let value: unknown;
+  try {
+    value = JSON.parse(content);
+  } catch {
+    throw new SchemaValidationError('output is not valid JSON', ['the answer must be one JSON object']);
+  }
+  const result = def.outputSchema.safeParse(value);
+  if (!result.success) {
+    const problems = toIssueDetails(result.error).map((i) => `${i.path || '(root)'}: ${i.message}`);
+    throw new SchemaValidationError(`output failed the schema: ${problems.join('; ')}`, problems);
+  }
+  return result.data;
+}
+
+/** After a SCHEMA_VALIDATION failure, the next attempt tells the model what was wrong with its last answer. */
+function schemaFeedback(job: AiJob): string | undefined {
+  if (job.errorCode !== 'SCHEMA_VALIDATION' || !job.internalErrorMessage) return undefined;
+  return `Your previous answer was rejected (${job.internalErrorMessage.slice(0, 1000)}). Answer again with one JSON object that follows the required format exactly.`;
+}

@@ -1,0 +1,42 @@
+/**
+ * The engine as the consumer Lambdas run it: the process-wide database, every registered job type, the AI
+ * gateway over the providers configured in the environment, credentials from Secrets Manager / KMS.
+ * Tests and the local runtime pass overrides (another router, shorter lease timings).
+ */
+import { randomUUID } from 'node:crypto';
+import { Logger } from '@aws-lambda-powertools/logger';
+import { getPrisma } from '../db/client.ts';
+import { generate } from '../ai/gateway.ts';
+import { modelRouterFromEnv } from '../ai/provider-config.ts';
+import type { ModelRouter } from '../ai/model-router.ts';
+import { costOf } from '../ai/pricing.ts';
+import { defaultContentSafetyChecker } from '../ai/content-safety.ts';
+import { getPrompt } from '../ai/prompts/registry.ts';
+import { jobRegistry } from '../jobs/registry.ts';
+import { projectorRegistry } from '../jobs/projector-registry.ts';
+import { resolveCredentials } from '../credentials/resolve-credentials.ts';
+import type { EngineDeps } from './engine-deps.ts';
+import { DEFAULT_LEASE_TIMING } from './lease-keeper.ts';
+
+export interface EngineOverrides extends Partial<EngineDeps> {
+  router?: ModelRouter;
+}
+
+export function createEngineDeps(overrides: EngineOverrides = {}): EngineDeps {
+  const { router: routerOverride, ...rest } = overrides;
+  const router = routerOverride ?? modelRouterFromEnv();
+  return {
+    db: getPrisma(),
+    registry: jobRegistry,
+    projectors: projectorRegistry,
+    prompts: { get: getPrompt },
+    generate: (request, opts) => generate(request, opts, { router }),
+    resolveCredentials: (job) => resolveCredentials(job),
+    safety: defaultContentSafetyChecker,
+    price: (route, usage) => costOf(route, usage),
+    logger: new Logger({ serviceName: 'ai-job-engine' }),
+    instanceId: `consumer-${randomUUID()}`,
+    timing: DEFAULT_LEASE_TIMING,
+    ...rest,
+  };
+}

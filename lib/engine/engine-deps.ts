@@ -1,0 +1,40 @@
+/**
+ * What the execution engine needs, as one object so the consumer Lambdas, the local runtime and the tests
+ * build the same engine with different endpoints. Defaults: ./default-engine-deps.ts.
+ */
+import type { Logger } from '@aws-lambda-powertools/logger';
+import type { AiJob, PrismaDb } from '../db/client.ts';
+import type { ChatRequest, CredentialSet, GenerateResult, ProviderCallRecord } from '../ai/types.ts';
+import type { PromptTemplate } from '../ai/prompts/prompt-template.ts';
+import type { JobDefinitionRegistry } from '../jobs/registry.ts';
+import type { ResultProjector } from '../jobs/projector.ts';
+import type { LeaseTiming } from './lease-keeper.ts';
+import type { PriceFn } from './usage-ledger.ts';
+
+export interface GenerateOptions {
+  tier: string;
+  credentials: CredentialSet;
+  signal: AbortSignal;
+  onCall: (call: ProviderCallRecord) => void | Promise<void>;
+}
+
+export interface EngineDeps {
+  db: PrismaDb;
+  registry: JobDefinitionRegistry;
+  projectors: { get(key: string): ResultProjector };
+  prompts: { get(key: string, version: string): PromptTemplate };
+  /** The AI gateway: routes the tier to providers with fallback; throws JobFailure subclasses or an abort. */
+  generate(request: ChatRequest, opts: GenerateOptions): Promise<GenerateResult>;
+  resolveCredentials(job: AiJob): Promise<CredentialSet>;
+  safety: { check(text: string, phase: 'input' | 'output'): Promise<void> };
+  price: PriceFn;
+  logger: Logger;
+  /** Identifies this consumer (container) as a lease holder. */
+  instanceId: string;
+  timing: LeaseTiming;
+}
+
+/** Per-message hooks the consumer provides (SQS visibility of the message being processed). */
+export interface MessageControl {
+  extendVisibility?: (seconds: number) => Promise<void>;
+}

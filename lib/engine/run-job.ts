@@ -1,0 +1,80 @@
+/**
+ * The execution pipeline for one delivery of a job message (ADR-003 §5.1):
+ * PREPARE (lock) → RESOLVE + EXECUTE (under the definition's timeout, with heartbeat and cancel polling)
+ * → PROJECT (one transaction) → COMPLETE (one log line: ids, outcome, latency, tokens — never input,
+ * output, snapshot or key). Failures are settled by ./settle.ts.
+ */
+import type { JobMessage } from '../queue/job-message.ts';
+import { LeaseLostError, StaleTransitionError } from '../jobs/lifecycle-errors.ts';
+import { JobCancelledError, JobTimeoutError, asJobFailure } from '../jobs/failures.ts';
+import type { EngineDeps, MessageControl } from './engine-deps.ts';
+import type { RunOutcome } from './outcome.ts';
+import { prepare, type Prepared } from './prepare.ts';
+import { keepLease } from './lease-keeper.ts';
+import { runAttempt, type AttemptResult } from './attempt.ts';
+import { projectResult } from './project.ts';
+import { settleFailure } from './settle.ts';
+
+/** Runs one delivery. Never throws for job-level failures; only an infrastructure error escapes (→ redelivery). */
+export async function runJob(message: JobMessage, deps: EngineDeps, control: MessageControl = {}): Promise<RunOutcome> {
+  const started = Date.now();
+  const prepared = await prepare(message.jobId, deps);
+  if (prepared.kind !== 'ready') return complete(prepared, deps, started);
+  let tokens = 0;
+  const outcome = await execute(prepared, deps, control, (n) => (tokens += n)).catch((err: unknown) => {
+    if (err instanceof LeaseLostError || err instanceof StaleTransitionError) {
+      return { kind: 'acknowledged', jobId: message.jobId, reason: 'lease_lost' } as const;
+    }
+    throw err;
+  });
+  return complete(outcome, deps, started, { jobType: prepared.job.jobType, attempt: prepared.job.attemptCount, tokens });
+}
+
+async function execute(p: Prepared, deps: EngineDeps, control: MessageControl, addTokens: (n: number) => void): Promise<RunOutcome> {
+  const { job, def, fence } = p;
+  const controller = new AbortController();
+  const timer = setTimeout(
+    () => controller.abort(new JobTimeoutError(job.timeoutMs, def.execution.abortStrategy === 'retry')),
+    job.timeoutMs,
+  );
+  const stopLease = keepLease({
+    db: deps.db, jobId: job.id, fence, controller, timing: deps.timing, extendVisibility: control.extendVisibility,
+    onError: (err) => deps.logger.warn('lease keeper error', { jobId: job.id, error: errorName(err) }),
+  });
+  let result: AttemptResult;
+  try {
+    result = await runAttempt(job, def, fence, controller.signal, deps);
+    addTokens(result.generated.usage.totalTokens);
+  } catch (err) {
+    const reason: unknown = controller.signal.aborted ? controller.signal.reason : err;
+    if (reason instanceof LeaseLostError) throw reason;
+    return settleFailure(job, def, fence, asJobFailure(reason), job.errorCode, deps);
+  } finally {
+    clearTimeout(timer);
+    stopLease();
+  }
+  if (controller.signal.reason instanceof JobCancelledError) {
+    return settleFailure(job, def, fence, controller.signal.reason, job.errorCode, deps);
+  }
+  try {
+    await projectResult(job, def, fence, result, deps);
+    return { kind: 'succeeded', jobId: job.id };
+  } catch (err) {
+    if (err instanceof LeaseLostError || err instanceof StaleTransitionError) throw err;
+    return settleFailure(job, def, fence, asJobFailure(err), job.errorCode, deps);
+  }
+}
+
+function complete(
+  outcome: RunOutcome, deps: EngineDeps, started: number, extra: { jobType?: string; attempt?: number; tokens?: number } = {},
+): RunOutcome {
+  deps.logger.info('job delivery finished', {
+    jobId: outcome.jobId, outcome: outcome.kind, ...('code' in outcome ? { errorCode: outcome.code } : {}),
+    ...('reason' in outcome ? { reason: outcome.reason } : {}), ...extra, latencyMs: Date.now() - started,
+  });
+  return outcome;
+}
+
+function errorName(err: unknown): string {
+  return err instanceof Error ? err.name : typeof err;
+}

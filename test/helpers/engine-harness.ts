@@ -1,0 +1,130 @@
+/**
+ * The whole job path on real services for engine tests: queues on the SQS emulator (a stage of their own per
+ * test file), createJob with eager dispatch to them, the mock AI provider over HTTP, and a consumer that
+ * receives real SQS messages and hands them to the Lambda batch handler logic.
+ */
+import { randomBytes } from 'node:crypto';
+import { DeleteMessageCommand, ReceiveMessageCommand, type Message, type SQSClient } from '@aws-sdk/client-sqs';
+import type { SQSBatchResponse, SQSEvent, SQSRecord } from 'aws-lambda';
+import { Logger } from '@aws-lambda-powertools/logger';
+import { createEventBridgeClient, createSqsClient } from '../../lib/config/aws.ts';
+import { getPrisma, type AiJob } from '../../lib/db/client.ts';
+import { createJobQueues, type CreatedJobQueue } from '../../lib/queue/create-queues.ts';
+import type { QueueName } from '../../lib/queue/queue-definitions.ts';
+import { createDispatcherDeps, type DispatcherDeps } from '../../lib/outbox/dispatcher-deps.ts';
+import { createOutboxRoutes } from '../../lib/outbox/routes.ts';
+import { dispatchOutboxEventById, runDispatchCycle } from '../../lib/outbox/dispatcher.ts';
+import { createJob, type CreateJobInput } from '../../lib/jobs/create-job.ts';
+import { startMockAiServer, type MockAiServer, type MockAiServerOptions } from '../../lib/dev/mock-ai-server.ts';
+import { jobTypeMockResponder } from '../../lib/dev/mock-responder.ts';
+import { modelRouterFromEnv } from '../../lib/ai/provider-config.ts';
+import { platformCredentialSet, platformKeysFromEnv } from '../../lib/credentials/platform-keys.ts';
+import { createEngineDeps } from '../../lib/engine/default-engine-deps.ts';
+import type { EngineDeps } from '../../lib/engine/engine-deps.ts';
+import { consumeBatch } from '../../lib/engine/consumer.ts';
+import type { LeaseTiming } from '../../lib/engine/lease-keeper.ts';
+
+export const FAST_TIMING: LeaseTiming = { leaseMs: 3_000, heartbeatMs: 500, cancelPollMs: 100 };
+
+export interface HarnessOptions {
+  timing?: LeaseTiming;
+  mock?: MockAiServerOptions;
+  /** A second provider (`openai-compat`) tried BEFORE the mock, for fallback tests. */
+  primary?: MockAiServerOptions;
+  maxReceiveCount?: number;
+  engine?: Partial<EngineDeps>;
+}
+
+export interface EngineHarness {
+  mock: MockAiServer;
+  primary?: MockAiServer;
+  sqs: SQSClient;
+  queues: Record<QueueName, CreatedJobQueue>;
+  engine: EngineDeps;
+  dispatcher: DispatcherDeps;
+  create(req: Partial<CreateJobInput> & { input: unknown }): Promise<AiJob>;
+  /** Receives what is visible on `queue` (waiting up to `waitSeconds`) and runs it through the consumer. */
+  deliver(queue?: QueueName, waitSeconds?: number): Promise<{ response: SQSBatchResponse; messages: Message[] }>;
+  /** Delivers until `jobId` is terminal (or the deadline passes); returns the job. */
+  runUntilTerminal(jobId: string, queue?: QueueName, timeoutMs?: number): Promise<AiJob>;
+  close(): Promise<void>;
+}
+
+export async function startEngineHarness(opts: HarnessOptions = {}): Promise<EngineHarness> {
+  const sqs = createSqsClient();
+  const stage = `t${randomBytes(4).toString('hex')}`;
+  const queues = await createJobQueues(sqs, stage, { maxReceiveCount: opts.maxReceiveCount ?? 10, visibilityTimeoutSeconds: { interactive: 30, background: 30 } });
+  const mock = await startMockAiServer({ respond: jobTypeMockResponder, ...opts.mock });
+  const primary = opts.primary ? await startMockAiServer({ respond: jobTypeMockResponder, ...opts.primary }) : undefined;
+  const env = {
+    MOCK_AI_BASE_URL: mock.url,
+    ...(primary ? { OPENAI_COMPAT_BASE_URL: primary.url, OPENAI_COMPAT_MODEL: 'compat-model', OPENAI_COMPAT_API_KEY: 'compat-key' } : {}),
+    AI_PROVIDER_TIMEOUT_MS: '20000',
+  };
+  const credentials = platformCredentialSet(platformKeysFromEnv(env));
+  const engine = createEngineDeps({
+    router: modelRouterFromEnv(env),
+    resolveCredentials: async () => credentials,
+    timing: opts.timing ?? FAST_TIMING,
+    logger: new Logger({ serviceName: 'engine-test', logLevel: 'WARN' }),
+    ...opts.engine,
+  });
+  const dispatcher = createDispatcherDeps({
+    db: getPrisma(),
+    routes: createOutboxRoutes({
+      queueUrls: { interactive: queues.interactive.queueUrl, background: queues.background.queueUrl },
+      eventBusName: 'default', sqs, eventBridge: createEventBridgeClient(),
+    }),
+    logger: new Logger({ serviceName: 'dispatcher-test', logLevel: 'ERROR' }),
+  });
+
+  const deliver: EngineHarness['deliver'] = async (queue = 'interactive', waitSeconds = 1) => {
+    const queueUrl = queues[queue].queueUrl;
+    const { Messages = [] } = await sqs.send(new ReceiveMessageCommand({
+      QueueUrl: queueUrl, MaxNumberOfMessages: 10, WaitTimeSeconds: waitSeconds, MessageSystemAttributeNames: ['All'],
+    }));
+    const response = Messages.length === 0 ? { batchItemFailures: [] } : await consumeBatch(toSqsEvent(Messages, queues[queue].queueArn), { queueUrl, sqs, engine });
+    await deleteAcknowledged(sqs, queueUrl, Messages, response);
+    return { response, messages: Messages };
+  };
+
+  return {
+    mock, primary, sqs, queues, engine, dispatcher, deliver,
+    create: async (req) => (await createJob(
+      { userId: 'user-1', jobType: 'synthetic_job', triggerType: 'user', targetType: 'test', targetId: 't-1', ...req },
+      { eagerDispatch: (id) => dispatchOutboxEventById(id, dispatcher) },
+    )).job,
+    runUntilTerminal: async (jobId, queue = 'interactive', timeoutMs = 20_000) => {
+      const deadline = Date.now() + timeoutMs;
+      for (;;) {
+        const job = await getPrisma().aiJob.findUniqueOrThrow({ where: { id: jobId } });
+        if (['succeeded', 'failed', 'cancelled'].includes(job.lifecycleStatus) || Date.now() > deadline) return job;
+        await runDispatchCycle(dispatcher);
+        await deliver(queue, 1);
+      }
+    },
+    close: async () => {
+      await mock.close();
+      await primary?.close();
+    },
+  };
+}
+
+/** The event Lambda's SQS event source would build for these messages. */
+export function toSqsEvent(messages: Message[], queueArn: string): SQSEvent {
+  return {
+    Records: messages.map((m): SQSRecord => ({
+      messageId: m.MessageId ?? '', receiptHandle: m.ReceiptHandle ?? '', body: m.Body ?? '',
+      attributes: (m.Attributes ?? {}) as unknown as SQSRecord['attributes'],
+      messageAttributes: {}, md5OfBody: m.MD5OfBody ?? '', eventSource: 'aws:sqs', eventSourceARN: queueArn, awsRegion: 'us-east-1',
+    })),
+  };
+}
+
+/** What the Lambda service does after the handler returns: delete every record not reported as failed. */
+async function deleteAcknowledged(sqs: SQSClient, queueUrl: string, messages: Message[], response: SQSBatchResponse): Promise<void> {
+  const failed = new Set(response.batchItemFailures.map((f) => f.itemIdentifier));
+  for (const m of messages) {
+    if (!failed.has(m.MessageId ?? '')) await sqs.send(new DeleteMessageCommand({ QueueUrl: queueUrl, ReceiptHandle: m.ReceiptHandle }));
+  }
+}
