@@ -23,6 +23,7 @@ import { createEngineDeps } from '../../lib/engine/default-engine-deps.ts';
 import type { EngineDeps } from '../../lib/engine/engine-deps.ts';
 import { consumeBatch } from '../../lib/engine/consumer.ts';
 import type { LeaseTiming } from '../../lib/engine/lease-keeper.ts';
+import { jobRegistry, type JobDefinitionRegistry } from '../../lib/jobs/registry.ts';
 
 export const FAST_TIMING: LeaseTiming = { leaseMs: 3_000, heartbeatMs: 500, cancelPollMs: 100 };
 
@@ -33,6 +34,10 @@ export interface HarnessOptions {
   primary?: MockAiServerOptions;
   maxReceiveCount?: number;
   engine?: Partial<EngineDeps>;
+  /** Job types for both creation and the engine (default: every registered type). */
+  registry?: JobDefinitionRegistry;
+  /** Model of the `openai-compat` provider (default `compat-model`). */
+  primaryModel?: string;
 }
 
 export interface EngineHarness {
@@ -58,7 +63,7 @@ export async function startEngineHarness(opts: HarnessOptions = {}): Promise<Eng
   const primary = opts.primary ? await startMockAiServer({ respond: jobTypeMockResponder, ...opts.primary }) : undefined;
   const env = {
     MOCK_AI_BASE_URL: mock.url,
-    ...(primary ? { OPENAI_COMPAT_BASE_URL: primary.url, OPENAI_COMPAT_MODEL: 'compat-model', OPENAI_COMPAT_API_KEY: 'compat-key' } : {}),
+    ...(primary ? { OPENAI_COMPAT_BASE_URL: primary.url, OPENAI_COMPAT_MODEL: opts.primaryModel ?? 'compat-model', OPENAI_COMPAT_API_KEY: 'compat-key' } : {}),
     AI_PROVIDER_TIMEOUT_MS: '20000',
   };
   const credentials = platformCredentialSet(platformKeysFromEnv(env));
@@ -66,6 +71,7 @@ export async function startEngineHarness(opts: HarnessOptions = {}): Promise<Eng
     router: modelRouterFromEnv(env),
     resolveCredentials: async () => credentials,
     timing: opts.timing ?? FAST_TIMING,
+    registry: opts.registry ?? jobRegistry,
     logger: new Logger({ serviceName: 'engine-test', logLevel: 'WARN' }),
     ...opts.engine,
   });
@@ -92,7 +98,7 @@ export async function startEngineHarness(opts: HarnessOptions = {}): Promise<Eng
     mock, primary, sqs, queues, engine, dispatcher, deliver,
     create: async (req) => (await createJob(
       { userId: 'user-1', jobType: 'synthetic_job', triggerType: 'user', targetType: 'test', targetId: 't-1', ...req },
-      { eagerDispatch: (id) => dispatchOutboxEventById(id, dispatcher) },
+      { eagerDispatch: (id) => dispatchOutboxEventById(id, dispatcher), registry: opts.registry ?? jobRegistry },
     )).job,
     runUntilTerminal: async (jobId, queue = 'interactive', timeoutMs = 20_000) => {
       const deadline = Date.now() + timeoutMs;

@@ -1,0 +1,33 @@
+/**
+ * Variants of synthetic_job with short timings for engine tests (same prompt and projector, so they go
+ * through the whole pipeline), in a registry of their own.
+ */
+import { defineJob, type JobDefinitionSpec } from '../../lib/jobs/definition.ts';
+import { createRegistry } from '../../lib/jobs/registry.ts';
+import { jobDefinitions } from '../../lib/job-types/index.ts';
+import { syntheticJob } from '../../lib/job-types/synthetic-job.ts';
+
+/** synthetic_job with 100 ms backoff and `maxRetries` retries. */
+export const quickRetryJob = defineJob({
+  ...syntheticJob,
+  jobType: 'quick_retry_job',
+  execution: { ...syntheticJob.execution, maxRetries: 2, retryBackoff: { type: 'exponential', delayMs: 100, maxDelayMs: 1_000 } },
+});
+
+/** Times out after 1 s and fails (abortStrategy fail). */
+export const shortTimeoutJob = defineJob({
+  ...syntheticJob,
+  jobType: 'short_timeout_job',
+  execution: { ...syntheticJob.execution, timeoutMs: 1_000, maxRetries: 0 },
+});
+
+/** Times out after 1 s and retries (abortStrategy retry). */
+export const retryOnTimeoutJob = defineJob({
+  ...shortTimeoutJob,
+  jobType: 'retry_timeout_job',
+  execution: { ...shortTimeoutJob.execution, abortStrategy: 'retry', maxRetries: 1, retryBackoff: { type: 'exponential', delayMs: 100, maxDelayMs: 1_000 } },
+});
+
+export function testRegistry(...extra: JobDefinitionSpec[]) {
+  return createRegistry([...jobDefinitions, quickRetryJob, shortTimeoutJob, retryOnTimeoutJob, ...extra]);
+}
