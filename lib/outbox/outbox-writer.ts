@@ -28,13 +28,14 @@ export interface NewOutboxEvent {
  * The `ai.job.enqueue` row for a new job (seed #289): dedupeKey `ai.job.enqueue:<jobId>`, payload exactly
  * `{"jobId": …}` — no user id, credential or input ever goes into the outbox.
  */
-export function buildEnqueueEvent(job: { jobId: string; queueName: string; messageGroupId: string }): NewOutboxEvent {
+export function buildEnqueueEvent(job: { jobId: string; queueName: string; messageGroupId: string; attempt?: number }): NewOutboxEvent {
   return {
     id: newId(),
     eventType: ENQUEUE_EVENT_TYPE,
     aggregateType: JOB_AGGREGATE,
     aggregateId: job.jobId,
-    dedupeKey: `${ENQUEUE_EVENT_TYPE}:${job.jobId}`,
+    // A re-enqueue by the reaper carries the attempt it is for, so each attempt is enqueued at most once.
+    dedupeKey: `${ENQUEUE_EVENT_TYPE}:${job.jobId}${job.attempt === undefined ? '' : `:attempt-${job.attempt}`}`,
     payload: { jobId: job.jobId },
     queueName: job.queueName,
     messageGroupId: job.messageGroupId,

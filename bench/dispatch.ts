@@ -1,0 +1,139 @@
+/**
+ * `npm run bench:dispatch`: outbox rows dispatched per second by the real dispatcher (pre-filled outbox of
+ * queued jobs; one dispatcher, then 4 concurrent ones, each with its own Prisma pool and SQS client) beside
+ * raw `SendMessageBatch` messages per second to the same SQS server in the same run (10 entries per call,
+ * 1 call in flight, then as many in flight as the dispatchers use). Last line: dispatch_ratio=<best
+ * dispatcher / best raw>.
+ *
+ * The SQS server is fauxqs in its own process (so it does not share the bench's CPU), or whatever
+ * AWS_ENDPOINT_URL_SQS points at. Env: DATABASE_URL (server; the bench uses database `aijobs_bench_dispatch`),
+ * BENCH_ROWS (default 10000), BENCH_BATCH (rows per claim, default: the dispatcher's default).
+ */
+import { spawn } from 'node:child_process';
+import mysql from 'mysql2/promise';
+import { ListQueuesCommand, SendMessageBatchCommand, SQSClient } from '@aws-sdk/client-sqs';
+import { EventBridgeClient } from '@aws-sdk/client-eventbridge';
+import { Logger } from '@aws-lambda-powertools/logger';
+import { createPrismaClient } from '../lib/db/client.ts';
+import { databaseUrlFromEnv, parseDatabaseUrl, withDatabase } from '../lib/db/database-url.ts';
+import { migrateDatabase } from '../lib/db/migrator.ts';
+import { newId } from '../lib/db/ids.ts';
+import { createJobQueues } from '../lib/queue/create-queues.ts';
+import { runDispatchCycle } from '../lib/outbox/dispatcher.ts';
+import { createDispatcherDeps, DEFAULT_DISPATCH_POLICY } from '../lib/outbox/dispatcher-deps.ts';
+import { createOutboxRoutes } from '../lib/outbox/routes.ts';
+import { freePort, waitFor } from '../test/helpers/ports.ts';
+
+const rows = Number(process.env.BENCH_ROWS ?? 10_000);
+const batchSize = Number(process.env.BENCH_BATCH ?? DEFAULT_DISPATCH_POLICY.batchSize);
+const url = withDatabase(databaseUrlFromEnv(), 'aijobs_bench_dispatch');
+await migrateDatabase(url);
+const s = parseDatabaseUrl(url);
+const pool = mysql.createPool({ host: s.host, port: s.port, user: s.user, password: s.password, database: s.database, connectionLimit: 4, timezone: 'Z' });
+const sqsServer = await startSqsServer();
+const sqs = () => new SQSClient({ region: 'us-east-1', endpoint: sqsServer.endpoint, credentials: { accessKeyId: 'x', secretAccessKey: 'x' } });
+const silent = new Logger({ serviceName: 'bench', logLevel: 'SILENT' });
+const noMetrics = { addMetric: () => undefined, publishStoredMetrics: () => undefined };
+
+/** fauxqs as a child process on a free port, unless an SQS endpoint is configured. */
+async function startSqsServer(): Promise<{ endpoint: string; stop(): void }> {
+  const configured = process.env.AWS_ENDPOINT_URL_SQS?.trim();
+  if (configured) return { endpoint: configured, stop: () => undefined };
+  const port = await freePort();
+  const server = spawn(process.execPath, ['--input-type=module', '-e',
+    `import { startFauxqs } from 'fauxqs'; await startFauxqs({ port: ${port}, host: '127.0.0.1', logger: false });`], { stdio: 'ignore' });
+  const endpoint = `http://127.0.0.1:${port}`;
+  const probe = new SQSClient({ region: 'us-east-1', endpoint, credentials: { accessKeyId: 'x', secretAccessKey: 'x' } });
+  await waitFor(async () => (await probe.send(new ListQueuesCommand({})), true), `fauxqs on ${endpoint}`);
+  return { endpoint, stop: () => server.kill() };
+}
+
+async function freshQueues(): Promise<Record<'interactive' | 'background', string>> {
+  const created = await createJobQueues(sqs(), `bench-${newId().slice(-10).toLowerCase()}`);
+  return { interactive: created.interactive.queueUrl, background: created.background.queueUrl };
+}
+
+/** Pre-fills `count` queued jobs with their enqueue rows (multi-row INSERTs; not timed). */
+async function prefill(count: number): Promise<void> {
+  await pool.query('SET FOREIGN_KEY_CHECKS = 0');
+  for (const t of ['AiJobTransition', 'OutboxEvent', 'AiJob']) await pool.query(`DELETE FROM \`${t}\``);
+  await pool.query('SET FOREIGN_KEY_CHECKS = 1');
+  const now = new Date();
+  for (let i = 0; i < count; i += 1_000) {
+    const ids = Array.from({ length: Math.min(1_000, count - i) }, () => newId());
+    const queue = (j: number) => (j % 2 === 0 ? 'interactive' : 'background');
+    await pool.query(
+      'INSERT INTO AiJob (id, userId, jobType, triggerType, targetType, targetId, inputHash, lifecycleStatus, queueName, priority, maxAttempts, timeoutMs, inputSchemaVersion, outputSchemaVersion, promptKey, promptVersion, modelTier, credentialMode, createdAt, updatedAt) VALUES ?',
+      [ids.map((id, j) => [id, 'bench', 'synthetic_job', 'user', 'bench', 't', '0'.repeat(64), 'queued', queue(j), 50, 3, 30_000, 'v1', 'v1', 'synthetic', 'v1', 'fast', 'platform_key', now, now])],
+    );
+    await pool.query(
+      'INSERT INTO OutboxEvent (id, eventType, aggregateType, aggregateId, dedupeKey, payload, queueName, messageGroupId, status, attemptCount, availableAt, createdAt, updatedAt) VALUES ?',
+      [ids.map((id, j) => [newId(), 'ai.job.enqueue', 'AiJob', id, `ai.job.enqueue:${id}`, JSON.stringify({ jobId: id }), queue(j), id, 'pending', 0, now, now, now])],
+    );
+  }
+}
+
+/** Rows per second for `dispatchers` concurrent dispatchers draining the pre-filled outbox. */
+async function dispatchRate(dispatchers: number): Promise<number> {
+  await prefill(rows);
+  const queueUrls = await freshQueues();
+  const clients = Array.from({ length: dispatchers }, () => createPrismaClient(`${url}?connectionLimit=4`));
+  const deps = clients.map((db, i) => createDispatcherDeps({
+    db, logger: silent, metrics: noMetrics, instanceId: `bench-${i}`, policy: { batchSize },
+    routes: createOutboxRoutes({ sqs: sqs(), queueUrls, eventBridge: new EventBridgeClient({}), eventBusName: 'unused' }),
+  }));
+  await Promise.all(clients.map((c) => c.$queryRaw`SELECT 1`)); // connect outside the timing
+  const started = performance.now();
+  const published = await Promise.all(deps.map(async (d) => {
+    let n = 0;
+    for (let c = await runDispatchCycle(d); c.claimed > 0; c = await runDispatchCycle(d)) n += c.published;
+    return n;
+  }));
+  const seconds = (performance.now() - started) / 1000;
+  await Promise.all(clients.map((c) => c.$disconnect()));
+  const total = published.reduce((a, b) => a + b, 0);
+  if (total !== rows) throw new Error(`expected ${rows} published rows, got ${total}`);
+  return total / seconds;
+}
+
+/** Raw messages per second: SendMessageBatch of 10, `inFlight` calls at a time, `count` messages in all. */
+async function rawRate(inFlight: number, count = rows): Promise<number> {
+  const { interactive } = await freshQueues();
+  const client = sqs();
+  let next = 0;
+  const started = performance.now();
+  await Promise.all(Array.from({ length: inFlight }, async () => {
+    while (next < count) {
+      const base = next;
+      next += 10;
+      const entries = Array.from({ length: 10 }, (_, k) => {
+        const id = newId();
+        const body = JSON.stringify({ jobId: id, jobType: 'synthetic_job', idempotencyKey: `ai.job.enqueue:${id}`, createdAt: new Date().toISOString() });
+        return { Id: String(base + k), MessageBody: body, MessageGroupId: id, MessageDeduplicationId: `ai.job.enqueue:${id}` };
+      });
+      await client.send(new SendMessageBatchCommand({ QueueUrl: interactive, Entries: entries }));
+    }
+  }));
+  return count / ((performance.now() - started) / 1000);
+}
+
+const fmt = (n: number) => n.toFixed(0);
+try {
+  // Both sides send full batches of 10; a dispatcher keeps up to batchSize/10 calls in flight per cycle.
+  const parallel = Math.max(1, Math.ceil(batchSize / 10));
+  await rawRate(4, 1_000); // warm-up of server and client
+  const raw1 = await rawRate(1);
+  const rawN = await rawRate(parallel * 4);
+  const one = await dispatchRate(1);
+  const four = await dispatchRate(4);
+  const raw = Math.max(raw1, rawN);
+  console.log(`rows=${rows} batch=${batchSize} sqs=${sqsServer.endpoint}`);
+  console.log(`raw_send_message_batch_msgs_per_s(in_flight=1)=${fmt(raw1)}`);
+  console.log(`raw_send_message_batch_msgs_per_s(in_flight=${parallel * 4})=${fmt(rawN)}`);
+  console.log(`dispatcher_rows_per_s(dispatchers=1)=${fmt(one)}`);
+  console.log(`dispatcher_rows_per_s(dispatchers=4)=${fmt(four)}`);
+  console.log(`dispatch_ratio=${(Math.max(one, four) / raw).toFixed(2)}`);
+} finally {
+  sqsServer.stop();
+  await pool.end();
+}

@@ -1,0 +1,98 @@
+/**
+ * What a dispatcher runs with: database, routes, observability, identity and policy. Production code uses
+ * {@link defaultDispatcherDeps} (environment configuration, one set per Lambda container); tests and the
+ * benchmark build their own with {@link createDispatcherDeps}, e.g. with a clock moved past the lock TTL.
+ */
+import { hostname } from 'node:os';
+import { Logger } from '@aws-lambda-powertools/logger';
+import type { LogAttributes } from '@aws-lambda-powertools/logger/types';
+import { Metrics, MetricUnit } from '@aws-lambda-powertools/metrics';
+import { createEventBridgeClient, createSqsClient, dispatchTargetsFromEnv } from '../config/aws.ts';
+import { getPrisma, type Db } from '../db/client.ts';
+import { createOutboxRoutes, type OutboxRoutes } from './routes.ts';
+
+/** The logging the dispatcher needs; Powertools' Logger fits. Attributes never include payloads. */
+export interface DispatchLogger {
+  info(message: string, ...attributes: LogAttributes[]): void;
+  warn(message: string, ...attributes: LogAttributes[]): void;
+  error(message: string, ...attributes: LogAttributes[]): void;
+}
+
+/** The metrics the dispatcher emits (counts); Powertools' Metrics fits. */
+export interface DispatchMetrics {
+  addMetric(name: string, unit: typeof MetricUnit.Count, value: number): unknown;
+  publishStoredMetrics(): void;
+}
+
+/** Timing and limits of dispatch (ADR-003 §4.4). */
+export interface DispatchPolicy {
+  /** Rows claimed per cycle. */
+  batchSize: number;
+  /** A `processing` row older than this is presumed abandoned and released. */
+  lockTtlMs: number;
+  /** Failed sends before a row is `dead` (and its job failed with DISPATCH_FAILED). */
+  maxAttempts: number;
+  /** Delay before retry number `attempt` (1 = after the first failure). */
+  backoffMs(attempt: number): number;
+  /** The dispatcher's clock: claims, TTLs and backoffs are all measured against it. */
+  now(): Date;
+}
+
+/**
+ * 500 rows per claim, 60 s lock TTL, 3 attempts, backoff 5 s then 60 s: a row whose eager dispatch failed
+ * is due again before the next scheduled run (so it goes out within about a minute), and a row is only
+ * given up — failing its job — after its sends have failed for over a minute. The batch size amortises the per-cycle statements (claim transaction, job lookup, publish update):
+ * bench:dispatch measured 4 dispatchers at ~0.5× raw SendMessageBatch with 100 rows per claim, ~0.75× with 500.
+ */
+export const DEFAULT_DISPATCH_POLICY: Readonly<DispatchPolicy> = {
+  batchSize: 500,
+  lockTtlMs: 60_000,
+  maxAttempts: 3,
+  backoffMs: (attempt) => Math.min(5_000 * 12 ** (attempt - 1), 15 * 60_000),
+  now: () => new Date(),
+};
+
+/** Everything a dispatcher cycle or an eager dispatch runs with. */
+export interface DispatcherDeps {
+  db: Db;
+  routes: OutboxRoutes;
+  logger: DispatchLogger;
+  metrics: DispatchMetrics;
+  /** Names this dispatcher in claim holders (`<instanceId>:<claim ulid>`), for logs and admin views. */
+  instanceId: string;
+  policy: DispatchPolicy;
+}
+
+/** Service name in logs and metrics. */
+export const DISPATCHER_SERVICE = 'outbox-dispatcher';
+
+/** Fills in defaults: Powertools logger and metrics, `hostname:pid` instance id, the default policy. */
+export function createDispatcherDeps(
+  deps: Pick<DispatcherDeps, 'db' | 'routes'> & Partial<Omit<DispatcherDeps, 'policy'>> & { policy?: Partial<DispatchPolicy> },
+): DispatcherDeps {
+  return {
+    logger: deps.logger ?? new Logger({ serviceName: DISPATCHER_SERVICE }),
+    metrics: deps.metrics ?? new Metrics({ namespace: 'AiJobs', serviceName: DISPATCHER_SERVICE }),
+    instanceId: deps.instanceId ?? `dispatcher@${hostname()}:${process.pid}`,
+    db: deps.db,
+    routes: deps.routes,
+    policy: { ...DEFAULT_DISPATCH_POLICY, ...deps.policy },
+  };
+}
+
+let shared: DispatcherDeps | undefined;
+
+/**
+ * The process-wide dependencies from the environment (DATABASE_URL, queue URLs, bus name, endpoints),
+ * built on first use and reused for the container's life.
+ * @throws ConfigurationError when a required variable is missing.
+ */
+export function defaultDispatcherDeps(): DispatcherDeps {
+  if (shared) return shared;
+  const targets = dispatchTargetsFromEnv();
+  shared = createDispatcherDeps({
+    db: getPrisma(),
+    routes: createOutboxRoutes({ ...targets, sqs: createSqsClient(), eventBridge: createEventBridgeClient() }),
+  });
+  return shared;
+}

@@ -1,0 +1,120 @@
+/**
+ * The outbox dispatcher (ADR-003 §4): moves committed outbox rows to SQS and EventBridge, at least once,
+ * with FIFO deduplication making SQS delivery effectively once.
+ *
+ * Two ways in:
+ * - eager: {@link dispatchOutboxEventById}, called by the creating code right after its transaction commits;
+ * - scheduled: {@link runScheduledDispatch}, the dispatcher Lambda every minute, which also catches every row
+ *   eager dispatch missed (failed send, crash, lost claim).
+ * Each cycle first releases rows abandoned in `processing`, then claims due rows, sends, settles.
+ */
+import { MetricUnit } from '@aws-lambda-powertools/metrics';
+import { Logger } from '@aws-lambda-powertools/logger';
+import { newId } from '../db/ids.ts';
+import { sendAndSettle, type SettleCounts } from './dispatch-batch.ts';
+import { DISPATCHER_SERVICE, defaultDispatcherDeps, type DispatcherDeps } from './dispatcher-deps.ts';
+import { claimDueOutboxBatch, claimOutboxEventById, releaseExpiredOutboxLocks } from './outbox-claims.ts';
+import { describeError } from './send-helpers.ts';
+
+export { UNKNOWN_EVENT_TYPE } from './dispatch-batch.ts';
+export { DISPATCH_FAILED } from './sqs-sender.ts';
+
+/** Counts of one cycle. */
+export interface CycleCounts extends SettleCounts {
+  /** Abandoned `processing` rows returned to `pending` at the start of the cycle. */
+  released: number;
+  claimed: number;
+}
+
+/** Counts of a scheduled run (sums over its cycles). */
+export interface DispatchRunSummary extends CycleCounts {
+  cycles: number;
+}
+
+/** What eager dispatch did with the row: sent it, left it to someone else, or left it to the scheduled run. */
+export type EagerDispatchResult = 'published' | 'skipped' | 'failed';
+
+/** Time kept back from the Lambda's remaining time, so the last cycle never runs into the timeout. */
+export const DEFAULT_SAFETY_MARGIN_MS = 10_000;
+
+/** One cycle: release expired locks, claim up to `batchSize` due rows, send them, settle them. */
+export async function runDispatchCycle(deps: DispatcherDeps): Promise<CycleCounts> {
+  const started = Date.now();
+  const now = deps.policy.now();
+  const released = await releaseExpiredOutboxLocks(deps.db, new Date(now.getTime() - deps.policy.lockTtlMs));
+  if (released > 0) deps.logger.warn('released outbox rows abandoned in processing', { released });
+  const holder = newHolder(deps.instanceId);
+  const claimed = await claimDueOutboxBatch(deps.db, { holder, now }, deps.policy.batchSize);
+  const counts: CycleCounts = { released, claimed: claimed.length, ...(await sendAndSettle(deps, claimed, holder)) };
+  report(deps, counts, Date.now() - started);
+  return counts;
+}
+
+/**
+ * The scheduled run: cycles while a cycle came back full (more rows are probably due) and the next cycle
+ * fits in the remaining time minus a safety margin. Overlapping runs are safe: claims are disjoint.
+ */
+export async function runScheduledDispatch(
+  deps: DispatcherDeps,
+  time: { remainingTimeMs: () => number; safetyMarginMs?: number },
+): Promise<DispatchRunSummary> {
+  const margin = time.safetyMarginMs ?? DEFAULT_SAFETY_MARGIN_MS;
+  const summary: DispatchRunSummary = { cycles: 0, released: 0, claimed: 0, published: 0, retried: 0, dead: 0, failed: 0 };
+  let longestCycleMs = 0;
+  while (time.remainingTimeMs() - margin > longestCycleMs) {
+    const started = Date.now();
+    const counts = await runDispatchCycle(deps);
+    longestCycleMs = Math.max(longestCycleMs, Date.now() - started);
+    summary.cycles += 1;
+    for (const key of Object.keys(counts) as (keyof CycleCounts)[]) summary[key] += counts[key];
+    if (counts.claimed < deps.policy.batchSize) break;
+  }
+  deps.logger.info('dispatch run finished', { ...summary });
+  return summary;
+}
+
+/**
+ * Eager dispatch of one row: claim by id → send → settle. Never throws and never fails the caller's
+ * request: any failure is logged and the row is left to the scheduled run (a failed send is back in
+ * `pending` with a short backoff; a crash is released after the lock TTL).
+ * @returns `published` when sent now, `skipped` when the row was not ours to send (not due, already
+ *   claimed or sent), `failed` otherwise.
+ */
+export async function dispatchOutboxEventById(id: string, deps?: DispatcherDeps): Promise<EagerDispatchResult> {
+  let resolved: DispatcherDeps | undefined;
+  try {
+    resolved = deps ?? defaultDispatcherDeps();
+    const holder = newHolder(resolved.instanceId);
+    const row = await claimOutboxEventById(resolved.db, id, { holder, now: resolved.policy.now() });
+    let result: EagerDispatchResult = 'skipped';
+    if (row) result = (await sendAndSettle(resolved, [row], holder)).published === 1 ? 'published' : 'failed';
+    resolved.metrics.addMetric(EAGER_METRICS[result], MetricUnit.Count, 1);
+    resolved.metrics.publishStoredMetrics();
+    return result;
+  } catch (err) {
+    const logger = resolved?.logger ?? new Logger({ serviceName: DISPATCHER_SERVICE });
+    logger.error('eager dispatch failed; the scheduled dispatcher will send the row', { outboxId: id, error: describeError(err) });
+    return 'failed';
+  }
+}
+
+const EAGER_METRICS: Record<EagerDispatchResult, string> = {
+  published: 'EagerDispatchPublished', skipped: 'EagerDispatchSkipped', failed: 'EagerDispatchFailed',
+};
+
+/** A holder id unique per claim, so a settle can only ever touch the claim that made it. */
+function newHolder(instanceId: string): string {
+  return `${instanceId.slice(0, 100)}:${newId()}`;
+}
+
+function report(deps: DispatcherDeps, counts: CycleCounts, durationMs: number): void {
+  const metricNames: Record<keyof CycleCounts, string> = {
+    released: 'OutboxReleased', claimed: 'OutboxClaimed', published: 'OutboxPublished',
+    retried: 'OutboxRetried', dead: 'OutboxDead', failed: 'OutboxFailed',
+  };
+  for (const key of Object.keys(metricNames) as (keyof CycleCounts)[]) {
+    deps.metrics.addMetric(metricNames[key], MetricUnit.Count, counts[key]);
+  }
+  deps.metrics.publishStoredMetrics();
+  if (counts.claimed > 0 || counts.released > 0) deps.logger.info('dispatch cycle', { ...counts, durationMs });
+}

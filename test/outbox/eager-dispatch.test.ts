@@ -1,0 +1,113 @@
+/**
+ * Eager dispatch: the creating code sends its outbox row right after commit, so a new job's message is on
+ * its queue before any scheduled dispatcher runs; when that fails, the scheduled run still sends it within
+ * about a minute. Jobs are created through the real createJob.
+ */
+import { describe, expect, it } from 'vitest';
+import { getPrisma } from '../../lib/db/client.ts';
+import { createJob, type CreateJobInput } from '../../lib/jobs/create-job.ts';
+import { defineJob } from '../../lib/jobs/definition.ts';
+import { createRegistry } from '../../lib/jobs/registry.ts';
+import { syntheticJob } from '../../lib/job-types/synthetic-job.ts';
+import { dispatchOutboxEventById, runScheduledDispatch, type EagerDispatchResult } from '../../lib/outbox/dispatcher.ts';
+import type { DispatcherDeps } from '../../lib/outbox/dispatcher-deps.ts';
+import { parseJobMessage } from '../../lib/queue/job-message.ts';
+import { freePort } from '../helpers/ports.ts';
+import { createTestQueues, drainQueue, movableClock, outboxRows, testDispatcherDeps, testSqsClient } from '../helpers/outbox-factories.ts';
+
+/** A background job type that orders each user's jobs (message group = user id). */
+const perUserJob = defineJob({
+  ...syntheticJob,
+  jobType: 'per_user_digest',
+  queue: { queueName: 'background', defaultPriority: 70, messageGroup: 'user' },
+});
+const registry = createRegistry([syntheticJob, perUserJob]);
+
+function request(overrides: Partial<CreateJobInput> = {}): CreateJobInput {
+  return {
+    userId: 'user-7', jobType: 'synthetic_job', triggerType: 'user', targetType: 'lesson', targetId: 'lesson-1',
+    input: { prompt: 'Explain photosynthesis' }, ...overrides,
+  };
+}
+
+/** createJob with eager dispatch through `deps`, remembering what the eager call returned. */
+async function createWithEagerDispatch(deps: DispatcherDeps, req: CreateJobInput) {
+  const results: EagerDispatchResult[] = [];
+  const { job } = await createJob(req, {
+    registry,
+    eagerDispatch: async (id) => results.push(await dispatchOutboxEventById(id, deps)),
+  });
+  return { job, result: results[0] };
+}
+
+describe('eager dispatch', () => {
+  it("puts a created job's message on its queue before the scheduled dispatcher runs at all", async () => {
+    const { queueUrls } = await createTestQueues();
+    const deps = testDispatcherDeps({ queueUrls });
+
+    const { job, result } = await createWithEagerDispatch(deps, request());
+
+    expect(result).toBe('published');
+    const [message, ...others] = await drainQueue(testSqsClient(), queueUrls.interactive);
+    expect(others).toHaveLength(0);
+    const [row] = await outboxRows();
+    expect(parseJobMessage(message?.Body ?? '')).toEqual({
+      jobId: job.id, jobType: 'synthetic_job', idempotencyKey: `ai.job.enqueue:${job.id}`, createdAt: job.createdAt.toISOString(),
+    });
+    expect(message?.Attributes?.MessageDeduplicationId).toBe(row?.dedupeKey);
+    expect(row).toMatchObject({ status: 'published', attemptCount: 0 });
+    expect(deps.metrics.total('EagerDispatchPublished')).toBe(1);
+  });
+
+  it("uses the definition's queue and per-user message group", async () => {
+    const { queueUrls } = await createTestQueues();
+    const deps = testDispatcherDeps({ queueUrls });
+
+    const { job, result } = await createWithEagerDispatch(deps, request({ jobType: 'per_user_digest' }));
+
+    expect(result).toBe('published');
+    expect(await drainQueue(testSqsClient(), queueUrls.interactive)).toHaveLength(0);
+    const [message] = await drainQueue(testSqsClient(), queueUrls.background);
+    expect(parseJobMessage(message?.Body ?? '').jobId).toBe(job.id);
+    expect(message?.Attributes?.MessageGroupId).toBe('user-7');
+  });
+
+  it('skips a row that is already claimed or sent', async () => {
+    const { queueUrls } = await createTestQueues();
+    const deps = testDispatcherDeps({ queueUrls });
+    await createWithEagerDispatch(deps, request());
+    const [row] = await outboxRows();
+
+    expect(await dispatchOutboxEventById(row!.id, deps)).toBe('skipped');
+    expect(await drainQueue(testSqsClient(), queueUrls.interactive)).toHaveLength(1);
+  });
+
+  it('never fails the create when sending fails; the scheduled run sends the row within a minute', async () => {
+    const { queueUrls } = await createTestQueues();
+    const clock = movableClock();
+    const broken = testDispatcherDeps({ queueUrls, sqs: testSqsClient(`http://127.0.0.1:${await freePort()}`), policy: { now: clock.now } });
+
+    const { job, result } = await createWithEagerDispatch(broken, request());
+
+    expect(result).toBe('failed');
+    expect(await getPrisma().aiJob.findUnique({ where: { id: job.id } })).toMatchObject({ lifecycleStatus: 'queued' });
+    expect((await outboxRows())[0]).toMatchObject({ status: 'pending', attemptCount: 1 });
+
+    clock.advance(60_000); // the next scheduled run, at most a minute later
+    const scheduled = testDispatcherDeps({ queueUrls, policy: { now: clock.now } });
+    expect(await runScheduledDispatch(scheduled, { remainingTimeMs: () => 50_000 })).toMatchObject({ published: 1 });
+    const [message] = await drainQueue(testSqsClient(), queueUrls.interactive);
+    expect(parseJobMessage(message?.Body ?? '').jobId).toBe(job.id);
+  });
+
+  it('returns failed instead of throwing when it cannot even start (no configuration)', async () => {
+    // No deps and no INTERACTIVE_QUEUE_URL in this worker's environment: the defaults cannot be built.
+    expect(process.env.INTERACTIVE_QUEUE_URL).toBeUndefined();
+    process.env.POWERTOOLS_LOG_LEVEL = 'SILENT'; // the fallback logger's error line is expected here
+    try {
+      await expect(dispatchOutboxEventById('01J00000000000000000000000')).resolves.toBe('failed');
+    } finally {
+      delete process.env.POWERTOOLS_LOG_LEVEL;
+    }
+  });
+});

@@ -1,0 +1,81 @@
+/**
+ * The scheduled dispatcher Lambda: loops cycles while due rows remain and time is left, and the handler in
+ * functions/dispatcher.ts wires it from the environment.
+ */
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { Context, ScheduledEvent } from 'aws-lambda';
+import { handler } from '../../functions/dispatcher.ts';
+import { runScheduledDispatch } from '../../lib/outbox/dispatcher.ts';
+import { countRows } from '../helpers/db.ts';
+import { createTestQueues, drainQueue, insertQueuedJobsWithEvents, testDispatcherDeps, testSqsClient } from '../helpers/outbox-factories.ts';
+
+function lambdaContext(remainingMs: number): Context {
+  return { awsRequestId: 'req-1', getRemainingTimeInMillis: () => remainingMs } as unknown as Context;
+}
+
+describe('scheduled dispatch', () => {
+  it('runs cycles until no due rows remain', async () => {
+    const { queueUrls } = await createTestQueues();
+    await insertQueuedJobsWithEvents(250);
+    const deps = testDispatcherDeps({ queueUrls, policy: { batchSize: 100 } });
+
+    const summary = await runScheduledDispatch(deps, { remainingTimeMs: () => 60_000 });
+
+    expect(summary).toMatchObject({ cycles: 3, claimed: 250, published: 250, retried: 0, dead: 0, failed: 0 });
+    expect(deps.metrics.total('OutboxPublished')).toBe(250);
+    expect(deps.metrics.published).toBe(3); // one metrics flush per cycle
+  });
+
+  it('starts no cycle when the time left is within the safety margin', async () => {
+    const { queueUrls } = await createTestQueues();
+    await insertQueuedJobsWithEvents(5);
+    const deps = testDispatcherDeps({ queueUrls });
+
+    const summary = await runScheduledDispatch(deps, { remainingTimeMs: () => 9_000, safetyMarginMs: 10_000 });
+
+    expect(summary).toMatchObject({ cycles: 0, claimed: 0 });
+    expect(await countRows('OutboxEvent', "status = 'pending'")).toBe(5);
+  });
+
+  it('stops between cycles once the remaining time runs short', async () => {
+    const { queueUrls } = await createTestQueues();
+    await insertQueuedJobsWithEvents(30);
+    const deps = testDispatcherDeps({ queueUrls, policy: { batchSize: 10 } });
+    let remaining = 12_000;
+
+    const summary = await runScheduledDispatch(deps, { remainingTimeMs: () => (remaining -= 1_000), safetyMarginMs: 10_000 });
+
+    expect(summary.cycles).toBe(1);
+    expect(await countRows('OutboxEvent', "status = 'pending'")).toBe(20);
+  });
+
+  describe('Lambda handler', () => {
+    let queueUrls: Record<'interactive' | 'background', string>;
+    const saved = { ...process.env };
+    beforeAll(async () => {
+      ({ queueUrls } = await createTestQueues());
+      process.env.INTERACTIVE_QUEUE_URL = queueUrls.interactive;
+      process.env.BACKGROUND_QUEUE_URL = queueUrls.background;
+      process.env.EVENT_BUS_NAME = 'default';
+      process.env.POWERTOOLS_LOG_LEVEL = 'SILENT';
+      process.env.POWERTOOLS_METRICS_DISABLED = 'true';
+    });
+    afterAll(() => {
+      for (const key of ['INTERACTIVE_QUEUE_URL', 'BACKGROUND_QUEUE_URL', 'EVENT_BUS_NAME', 'POWERTOOLS_LOG_LEVEL', 'POWERTOOLS_METRICS_DISABLED']) {
+        if (saved[key] === undefined) delete process.env[key];
+        else process.env[key] = saved[key];
+      }
+    });
+
+    it('dispatches due rows with configuration from the environment and returns the counts', async () => {
+      const { jobs } = await insertQueuedJobsWithEvents(12);
+
+      const summary = await handler({} as ScheduledEvent, lambdaContext(55_000));
+
+      expect(summary).toMatchObject({ cycles: 1, claimed: 12, published: 12 });
+      const sqs = testSqsClient();
+      const received = [...await drainQueue(sqs, queueUrls.interactive), ...await drainQueue(sqs, queueUrls.background)];
+      expect(received).toHaveLength(jobs.length);
+    });
+  });
+});
