@@ -54,7 +54,7 @@ export function stageFromEnv(env: Env = process.env): string {
 }
 
 /**
- * Queue definition options from `QUEUE_MAX_RECEIVE_COUNT` (default 5) and the optional
+ * Queue definition options from `QUEUE_MAX_RECEIVE_COUNT` (default 15) and the optional
  * `INTERACTIVE_VISIBILITY_TIMEOUT_SECONDS` / `BACKGROUND_VISIBILITY_TIMEOUT_SECONDS`.
  */
 export function queueOptionsFromEnv(env: Env = process.env): QueueDefinitionOptions {

@@ -14,8 +14,12 @@ export type { QueueName };
 /** Every job queue, in a stable order (mirrors `QUEUE_NAMES` in lib/jobs/definition.ts). */
 export const JOB_QUEUE_NAMES = ['interactive', 'background'] as const satisfies readonly QueueName[];
 
-/** Receives before a message goes to the dead-letter queue, unless configured otherwise. */
-export const DEFAULT_MAX_RECEIVE_COUNT = 5;
+/**
+ * Receives before a message goes to the dead-letter queue, unless configured otherwise. Every engine retry is
+ * a redelivery of the same message, so this must exceed the largest `maxAttempts` a definition may have
+ * (maxRetries ≤ 10 → 11 attempts) with room for duplicate deliveries.
+ */
+export const DEFAULT_MAX_RECEIVE_COUNT = 15;
 
 /**
  * Default visibility timeouts. They must exceed the consumer Lambda's timeout (AWS advises 6×), or a message
