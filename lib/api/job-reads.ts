@@ -1,0 +1,93 @@
+/**
+ * The API's read queries on jobs. Owner checks live here so every user route applies them the same way:
+ * another user's job is reported exactly like a missing one (JOB_NOT_FOUND), never as forbidden.
+ */
+import type { AiJob, Db, Prisma } from '../db/client.ts';
+import { JobNotFoundError } from '../jobs/lifecycle-errors.ts';
+import { toPage, type Page } from './pagination.ts';
+import type { AdminJobListQuery, UserJobListQuery } from './request-schemas.ts';
+import type { ArtifactRow, TransitionRow, UsageRow } from './views.ts';
+
+/**
+ * The job, when it exists and belongs to `userId` (and is of `jobType`, when given).
+ * @throws JobNotFoundError otherwise — the same error for all three cases
+ */
+export async function findOwnedJob(db: Db, jobId: string, userId: string, jobType?: string): Promise<AiJob> {
+  const job = await db.aiJob.findUnique({ where: { id: jobId } });
+  if (!job || job.userId !== userId || (jobType !== undefined && job.jobType !== jobType)) throw new JobNotFoundError(jobId);
+  return job;
+}
+
+/** @throws JobNotFoundError when there is no such job */
+export async function findJob(db: Db, jobId: string): Promise<AiJob> {
+  const job = await db.aiJob.findUnique({ where: { id: jobId } });
+  if (!job) throw new JobNotFoundError(jobId);
+  return job;
+}
+
+/** Artifacts of succeeded jobs, by job id (other jobs have none worth reading). */
+export async function artifactsByJob(db: Db, jobs: readonly AiJob[]): Promise<Map<string, ArtifactRow[]>> {
+  const ids = jobs.filter((j) => j.lifecycleStatus === 'succeeded').map((j) => j.id);
+  const byJob = new Map<string, ArtifactRow[]>();
+  if (ids.length === 0) return byJob;
+  const rows = await db.aiJobArtifact.findMany({
+    where: { jobId: { in: ids } },
+    select: { jobId: true, artifactType: true, artifactId: true, ordinal: true },
+    orderBy: [{ jobId: 'asc' }, { ordinal: 'asc' }],
+  });
+  for (const { jobId, ...artifact } of rows) {
+    const list = byJob.get(jobId) ?? [];
+    list.push(artifact);
+    byJob.set(jobId, list);
+  }
+  return byJob;
+}
+
+/** A job with its artifacts, as the status views need it. */
+export async function withArtifacts(db: Db, job: AiJob): Promise<{ job: AiJob; artifacts: ArtifactRow[] }> {
+  return { job, artifacts: (await artifactsByJob(db, [job])).get(job.id) ?? [] };
+}
+
+/** A page of the caller's jobs, newest first. */
+export async function listUserJobs(db: Db, userId: string, query: UserJobListQuery): Promise<Page<{ job: AiJob; artifacts: ArtifactRow[] }>> {
+  return listJobs(db, { userId, lifecycleStatus: query.status, jobType: query.jobType }, query);
+}
+
+/** A page of all jobs matching the admin filters, newest first. */
+export async function listAllJobs(db: Db, query: AdminJobListQuery): Promise<Page<{ job: AiJob; artifacts: ArtifactRow[] }>> {
+  const createdAt = query.createdFrom || query.createdTo
+    ? { ...(query.createdFrom ? { gte: new Date(query.createdFrom) } : {}), ...(query.createdTo ? { lt: new Date(query.createdTo) } : {}) }
+    : undefined;
+  return listJobs(db, {
+    userId: query.userId, lifecycleStatus: query.status, jobType: query.jobType, queueName: query.queueName, createdAt,
+  }, query);
+}
+
+async function listJobs(
+  db: Db, filter: Prisma.AiJobWhereInput, page: { limit: number; cursor?: string | undefined },
+): Promise<Page<{ job: AiJob; artifacts: ArtifactRow[] }>> {
+  const where: Prisma.AiJobWhereInput = { ...filter, ...(page.cursor ? { id: { lt: page.cursor } } : {}) };
+  const rows = await db.aiJob.findMany({ where, orderBy: { id: 'desc' }, take: page.limit + 1 });
+  const artifacts = await artifactsByJob(db, rows.slice(0, page.limit));
+  return toPage(rows, page.limit, (job) => ({ job, artifacts: artifacts.get(job.id) ?? [] }));
+}
+
+/** Everything the admin detail shows: artifacts, transitions (oldest first) and usage rows. */
+export async function adminJobRelations(
+  db: Db, job: AiJob,
+): Promise<{ artifacts: ArtifactRow[]; transitions: TransitionRow[]; usage: UsageRow[] }> {
+  const [artifacts, transitions, usage] = await Promise.all([
+    artifactsByJob(db, [job]),
+    db.aiJobTransition.findMany({
+      where: { jobId: job.id },
+      orderBy: { id: 'asc' },
+      select: { fromStatus: true, toStatus: true, actor: true, reason: true, errorCode: true, leaseVersion: true, createdAt: true },
+    }),
+    db.aiUsageLog.findMany({
+      where: { jobId: job.id },
+      orderBy: [{ attemptNo: 'asc' }, { id: 'asc' }],
+      select: { attemptNo: true, promptTokens: true, completionTokens: true, totalTokens: true, costUsd: true, model: true, provider: true },
+    }),
+  ]);
+  return { artifacts: artifacts.get(job.id) ?? [], transitions, usage };
+}

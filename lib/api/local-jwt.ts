@@ -1,0 +1,126 @@
+/**
+ * Local stand-in for API Gateway's JWT authorizer: the local runtime signs tokens for developers and tests,
+ * verifies each request's bearer token with {@link verifyLocalToken}, and puts {@link toAuthorizerClaims} of the
+ * payload in `requestContext.authorizer.jwt.claims` — so the handlers cannot tell it from AWS.
+ *
+ * HS256 with a local secret (≥ 32 random bytes), never used outside local runs. Verification accepts HS256 only
+ * (no algorithm confusion) and requires `sub`, `exp`, the configured issuer and audience.
+ */
+import { randomBytes } from 'node:crypto';
+import { chmod, mkdir, readFile, writeFile } from 'node:fs/promises';
+import { dirname } from 'node:path';
+import { SignJWT, base64url, errors as joseErrors, jwtVerify, type JWTPayload } from 'jose';
+import { ADMIN_ROLE } from './auth.ts';
+import { UnauthorizedError } from './http-errors.ts';
+
+const ALGORITHM = 'HS256';
+const MIN_SECRET_BYTES = 32;
+const DEFAULT_EXPIRES_IN = '1h';
+
+/** A local signing key. */
+export interface LocalJwtKey {
+  readonly alg: typeof ALGORITHM;
+  readonly secret: Uint8Array;
+}
+
+export interface TokenAudience {
+  issuer: string;
+  audience: string;
+}
+
+export interface LocalTokenClaims extends TokenAudience {
+  sub: string;
+  /** Adds {@link ADMIN_ROLE} to the `roles` claim. */
+  admin?: boolean;
+  /** Further roles for the `roles` claim. */
+  roles?: readonly string[];
+  /** Seconds, or a jose time span (`'15m'`, `'1h'`); default one hour. Negative numbers make an expired token. */
+  expiresIn?: number | string;
+}
+
+/** A new random key. */
+export function generateLocalJwtKey(): LocalJwtKey {
+  return { alg: ALGORITHM, secret: new Uint8Array(randomBytes(MIN_SECRET_BYTES)) };
+}
+
+/**
+ * A key from a base64url secret (as written by {@link loadOrCreateLocalJwtKey}).
+ * @throws RangeError when it decodes to fewer than 32 bytes
+ */
+export function localJwtKeyFromSecret(encoded: string): LocalJwtKey {
+  const secret = base64url.decode(encoded.trim());
+  if (secret.length < MIN_SECRET_BYTES) throw new RangeError(`the local JWT secret must be at least ${MIN_SECRET_BYTES} bytes`);
+  return { alg: ALGORITHM, secret };
+}
+
+/** The key stored at `file`, or a new one written there (mode 0600) when the file does not exist. */
+export async function loadOrCreateLocalJwtKey(file: string): Promise<LocalJwtKey> {
+  try {
+    return localJwtKeyFromSecret(await readFile(file, 'utf8'));
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code !== 'ENOENT') throw err;
+  }
+  const key = generateLocalJwtKey();
+  await mkdir(dirname(file), { recursive: true });
+  await writeFile(file, `${base64url.encode(key.secret)}\n`, { mode: 0o600, flag: 'wx' });
+  await chmod(file, 0o600);
+  return key;
+}
+
+/** A signed token for `claims.sub`, with `roles` when given or `admin` is set. */
+export async function signLocalToken(key: LocalJwtKey, claims: LocalTokenClaims): Promise<string> {
+  const roles = [...(claims.roles ?? []), ...(claims.admin ? [ADMIN_ROLE] : [])];
+  const now = Math.floor(Date.now() / 1000);
+  const expiresIn = claims.expiresIn ?? DEFAULT_EXPIRES_IN;
+  const jwt = new SignJWT(roles.length > 0 ? { roles } : {})
+    .setProtectedHeader({ alg: ALGORITHM, typ: 'JWT' })
+    .setSubject(claims.sub)
+    .setIssuer(claims.issuer)
+    .setAudience(claims.audience)
+    .setIssuedAt(now)
+    .setExpirationTime(typeof expiresIn === 'number' ? now + expiresIn : expiresIn);
+  return jwt.sign(key.secret);
+}
+
+/**
+ * The payload of a valid token, as API Gateway's authorizer would accept it.
+ * @throws UnauthorizedError (cause: jose's error) for a bad signature, wrong issuer or audience, expiry, or
+ *   anything that is not a well-formed HS256 JWT
+ */
+export async function verifyLocalToken(key: LocalJwtKey, token: string, expected: TokenAudience): Promise<JWTPayload> {
+  try {
+    const { payload } = await jwtVerify(token, key.secret, {
+      algorithms: [ALGORITHM],
+      issuer: expected.issuer,
+      audience: expected.audience,
+      requiredClaims: ['sub', 'exp'],
+    });
+    return payload;
+  } catch (err) {
+    if (err instanceof joseErrors.JOSEError) {
+      const reason = err instanceof joseErrors.JWTExpired ? 'Token expired' : 'Invalid token';
+      throw new UnauthorizedError(reason, { cause: err });
+    }
+    throw err;
+  }
+}
+
+/**
+ * The claims as API Gateway's HTTP API JWT authorizer forwards them: every value a string; an array as
+ * `"[a b]"` (space-separated in brackets); numbers and booleans as their decimal text. Objects have no
+ * documented form; they are passed as JSON text.
+ */
+export function toAuthorizerClaims(payload: JWTPayload): Record<string, string> {
+  const claims: Record<string, string> = {};
+  for (const [name, value] of Object.entries(payload)) {
+    if (value === undefined || value === null) continue;
+    claims[name] = claimText(value);
+  }
+  return claims;
+}
+
+function claimText(value: unknown): string {
+  if (Array.isArray(value)) return `[${value.map((v) => (typeof v === 'object' && v !== null ? JSON.stringify(v) : String(v))).join(' ')}]`;
+  if (typeof value === 'object' && value !== null) return JSON.stringify(value);
+  return String(value);
+}

@@ -1,0 +1,172 @@
+/**
+ * The OpenAPI 3.1 document of both APIs, generated from the route tables (./routes.ts) and the zod schemas
+ * with zod's `z.toJSONSchema` (JSON Schema 2020-12, which OpenAPI 3.1 uses). The committed copy is
+ * docs/openapi.json (`npm run openapi`); test/api/openapi.test.ts fails when it is stale.
+ */
+import { z } from 'zod';
+import { jobRegistry, type JobDefinitionRegistry } from '../jobs/registry.ts';
+import { JOB_RESULT_READERS } from './job-results.ts';
+import { QUERY_SCHEMAS, idempotencyKeySchema, jobIdSchema, putCredentialBodySchema } from './request-schemas.ts';
+import { responseSchemas } from './response-schemas.ts';
+import { ADMIN_ROUTES, USER_ROUTES, type AdminAction, type ApiRoute, type UserAction } from './routes.ts';
+
+type Json = Record<string, unknown>;
+type Action = UserAction | AdminAction;
+
+const COMPONENTS = '#/components/schemas/';
+const ref = (id: string) => ({ $ref: `${COMPONENTS}${id}` });
+
+/** Per action: tag, success responses (status → response component, or null for no body), error statuses. */
+const ACTIONS: Record<Action, { tag: string; success: Record<number, string | null | 'result'>; errors: number[] }> = {
+  createJob: { tag: 'jobs', success: { 202: 'JobStatusResponse' }, errors: [400, 401, 409, 413, 429] },
+  getJob: { tag: 'jobs', success: { 200: 'JobStatusResponse' }, errors: [400, 401, 404] },
+  listJobs: { tag: 'jobs', success: { 200: 'JobListResponse' }, errors: [400, 401] },
+  cancelJob: { tag: 'jobs', success: { 200: 'JobStatusResponse', 202: 'JobStatusResponse' }, errors: [400, 401, 404, 409] },
+  getJobResult: { tag: 'results', success: { 200: 'result' }, errors: [400, 401, 404, 409] },
+  getCredential: { tag: 'credentials', success: { 200: 'CredentialResponse' }, errors: [401, 404] },
+  putCredential: { tag: 'credentials', success: { 200: 'CredentialResponse' }, errors: [400, 401, 413, 503] },
+  deleteCredential: { tag: 'credentials', success: { 204: null }, errors: [401, 404] },
+  adminListJobs: { tag: 'admin', success: { 200: 'AdminJobListResponse' }, errors: [400, 401, 403] },
+  adminGetJob: { tag: 'admin', success: { 200: 'AdminJobDetail' }, errors: [400, 401, 403, 404] },
+  adminRetryJob: { tag: 'admin', success: { 201: 'AdminJobDetail', 200: 'AdminJobDetail' }, errors: [400, 401, 403, 404, 409] },
+  adminStats: { tag: 'admin', success: { 200: 'StatsResponse' }, errors: [401, 403] },
+};
+
+const STATUS_TEXT: Record<number, string> = {
+  200: 'OK', 201: 'Created (a new retry job)', 202: 'Accepted', 204: 'No content',
+  400: 'VALIDATION_FAILED: malformed body, query, path parameter or header (field paths in `details`)',
+  401: 'UNAUTHORIZED: missing, invalid or expired token',
+  403: 'FORBIDDEN: the SUPER_ADMIN role is required',
+  404: 'JOB_NOT_FOUND / CREDENTIAL_NOT_FOUND (another user\'s job is reported as not found)',
+  409: 'Conflict: IDEMPOTENCY_KEY_REUSED, JOB_NOT_CANCELLABLE, JOB_ALREADY_CANCELLED, JOB_RESULT_NOT_AVAILABLE or JOB_NOT_RETRYABLE',
+  413: 'PAYLOAD_TOO_LARGE: the body exceeds 64 KiB',
+  429: 'TOO_MANY_JOBS (active jobs of the type at the limit) or QUOTA_EXCEEDED (daily quota used up)',
+  500: 'INTERNAL: unexpected error (no detail)',
+  503: 'PLATFORM_UNAVAILABLE: a platform service is unreachable; retry later',
+};
+
+const RETRY_AFTER = { 'Retry-After': { description: 'Seconds to wait before trying again', schema: { type: 'integer' } } };
+
+/** The document; `registry` supplies the creation routes' input schemas (default: the process-wide one). */
+export function buildOpenApiDocument(registry: JobDefinitionRegistry = jobRegistry): Json {
+  const paths: Record<string, Record<string, Json>> = {};
+  for (const route of [...USER_ROUTES, ...ADMIN_ROUTES] as readonly ApiRoute<Action>[]) {
+    (paths[route.path] ??= {})[route.method.toLowerCase()] = operationOf(route);
+  }
+  return {
+    openapi: '3.1.0',
+    info: {
+      title: 'AI Job Engine API',
+      version: '1.0.0',
+      description: 'User routes (/api/ai) and admin routes (/admin-api/ai, SUPER_ADMIN). Errors are `{ "error": { "code", "message" } }`.',
+    },
+    security: [{ bearerAuth: [] }],
+    tags: [{ name: 'jobs' }, { name: 'results' }, { name: 'credentials' }, { name: 'admin' }],
+    paths,
+    components: {
+      securitySchemes: { bearerAuth: { type: 'http', scheme: 'bearer', bearerFormat: 'JWT' } },
+      schemas: sortedKeys({ ...requestComponents(registry), ...componentsOf(responseSchemas, 'output') }),
+    },
+  };
+}
+
+/** The document as committed: two-space JSON with a final newline. */
+export function renderOpenApiDocument(registry?: JobDefinitionRegistry): string {
+  return `${JSON.stringify(buildOpenApiDocument(registry), null, 2)}\n`;
+}
+
+function operationOf(route: ApiRoute<Action>): Json {
+  const spec = ACTIONS[route.action];
+  const operation: Json = { operationId: route.operationId, summary: route.summary, tags: [spec.tag] };
+  const parameters = [...pathParameters(route), ...queryParameters(route.action)];
+  if (route.action === 'createJob') {
+    parameters.push({
+      name: 'Idempotency-Key', in: 'header', required: false, schema: schemaOf(idempotencyKeySchema, 'input'),
+      description: 'Repeating a request with the same key returns the first job; reusing it with another body is a 409',
+    });
+  }
+  if (parameters.length > 0) operation.parameters = parameters;
+  const body = requestBodyId(route);
+  if (body) operation.requestBody = { required: true, content: { 'application/json': { schema: ref(body) } } };
+  const responses: Record<string, Json> = {};
+  for (const [status, id] of Object.entries(spec.success)) {
+    const schemaId = id === 'result' ? resultSchemaId(route) : id;
+    const headers = status === '202' && route.action === 'createJob' ? { Location: { description: 'The job status URL', schema: { type: 'string' } } } : undefined;
+    responses[status] = {
+      description: STATUS_TEXT[Number(status)],
+      ...(headers ? { headers } : {}),
+      ...(schemaId ? { content: { 'application/json': { schema: ref(schemaId) } } } : {}),
+    };
+  }
+  for (const status of [...spec.errors, 500]) {
+    responses[String(status)] = {
+      description: STATUS_TEXT[status],
+      ...(status === 429 || status === 503 ? { headers: RETRY_AFTER } : {}),
+      content: { 'application/json': { schema: ref('ErrorResponse') } },
+    };
+  }
+  operation.responses = responses;
+  return operation;
+}
+
+function pathParameters(route: ApiRoute): Json[] {
+  if (!route.path.includes('{jobId}')) return [];
+  return [{ name: 'jobId', in: 'path', required: true, schema: schemaOf(jobIdSchema, 'input') }];
+}
+
+function queryParameters(action: Action): Json[] {
+  const schema = QUERY_SCHEMAS[action];
+  if (!(schema instanceof z.ZodObject)) return [];
+  return Object.entries(schema.shape as Record<string, z.ZodType>).map(([name, field]) => {
+    const { description, ...fieldSchema } = schemaOf(field, 'input');
+    return { name, in: 'query', required: !field.safeParse(undefined).success, ...(description ? { description } : {}), schema: fieldSchema };
+  });
+}
+
+/** `FeynmanEvaluationInput` for `feynman_evaluation`. */
+function inputSchemaId(jobType: string): string {
+  return `${jobType.split('_').map((w) => w.charAt(0).toUpperCase() + w.slice(1)).join('')}Input`;
+}
+
+function requestBodyId(route: ApiRoute<Action>): string | undefined {
+  if (route.action === 'createJob' && route.jobType) return inputSchemaId(route.jobType);
+  if (route.action === 'putCredential') return 'PutCredentialRequest';
+  return undefined;
+}
+
+function resultSchemaId(route: ApiRoute): string {
+  const reader = route.jobType ? JOB_RESULT_READERS.get(route.jobType) : undefined;
+  const id = reader ? responseSchemas.get(reader.schema)?.id : undefined;
+  if (!id) throw new RangeError(`route ${route.operationId} has no registered result schema`);
+  return id;
+}
+
+/** Request bodies: every creation route's job input schema (as clients send it: `io: 'input'`) and the credential body. */
+function requestComponents(registry: JobDefinitionRegistry): Record<string, Json> {
+  const requests = z.registry<{ id: string }>();
+  requests.add(putCredentialBodySchema, { id: 'PutCredentialRequest' });
+  for (const route of USER_ROUTES) {
+    if (route.action === 'createJob') requests.add(registry.get(route.jobType).inputSchema, { id: inputSchemaId(route.jobType) });
+  }
+  return componentsOf(requests, 'input');
+}
+
+function componentsOf(registry: z.core.$ZodRegistry<{ id: string }>, io: 'input' | 'output'): Record<string, Json> {
+  const { schemas } = z.toJSONSchema(registry, { io, target: 'draft-2020-12', uri: (id) => `${COMPONENTS}${id}` });
+  return Object.fromEntries(Object.entries(schemas).map(([id, schema]) => [id, withoutMeta(schema as Json)]));
+}
+
+function schemaOf(schema: z.ZodType, io: 'input' | 'output'): Json {
+  return withoutMeta(z.toJSONSchema(schema, { io, target: 'draft-2020-12' }) as Json);
+}
+
+/** Components sorted by name, so the document does not depend on the order modules registered their schemas in. */
+function sortedKeys(record: Record<string, Json>): Record<string, Json> {
+  return Object.fromEntries(Object.keys(record).sort().map((key) => [key, record[key]!]));
+}
+
+/** Drops `$schema` and `$id`: an OpenAPI document states its dialect once. */
+function withoutMeta(schema: Json): Json {
+  const { $schema: _schema, $id: _id, ...rest } = schema;
+  return rest;
+}

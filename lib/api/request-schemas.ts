@@ -1,0 +1,91 @@
+/**
+ * What a request may carry, as zod schemas: path parameters, query strings, headers and the bodies that are
+ * not a job type's input (those are the definitions' own `inputSchema`). Every object is strict: an unknown
+ * field or query parameter is a 400, not silently ignored. The same schemas generate the OpenAPI document.
+ */
+import { z } from 'zod';
+import { ULID_PATTERN } from '../db/ids.ts';
+import { JOB_TYPE_PATTERN, QUEUE_NAMES } from '../jobs/definition.ts';
+import { JOB_STATES } from '../jobs/states.ts';
+import { decodeCursor } from './pagination.ts';
+import type { AdminAction, UserAction } from './routes.ts';
+
+/** Largest request body accepted, in bytes (after base64 decoding). */
+export const MAX_BODY_BYTES = 64 * 1024;
+export const DEFAULT_PAGE_SIZE = 20;
+export const MAX_PAGE_SIZE = 100;
+
+export const jobIdSchema = z.string().regex(ULID_PATTERN, 'must be a job id (26-character ULID)');
+
+export const jobIdPathSchema = z.strictObject({ jobId: jobIdSchema });
+/** Path parameters of routes without any. */
+export const noPathParamsSchema = z.strictObject({});
+
+/**
+ * `Idempotency-Key`: 1–100 characters of `A–Z a–z 0–9 _ - . = + /` (UUIDs, ULIDs, base64). The alphabet has
+ * no `:`, which keeps user keys apart from the keys the admin retry uses (`retry:<jobId>`).
+ */
+export const idempotencyKeySchema = z
+  .string()
+  .regex(/^[A-Za-z0-9_\-.=+/]{1,100}$/, 'must be 1-100 characters of A-Z a-z 0-9 _ - . = + /');
+
+const limitSchema = z.coerce.number<string>().int().min(1).max(MAX_PAGE_SIZE).default(DEFAULT_PAGE_SIZE)
+  .describe(`Page size, 1-${MAX_PAGE_SIZE} (default ${DEFAULT_PAGE_SIZE})`);
+
+const cursorSchema = z
+  .string()
+  .max(64)
+  .transform((value, ctx) => {
+    const afterId = decodeCursor(value);
+    if (afterId === null) {
+      ctx.addIssue({ code: 'custom', message: 'is not a cursor returned by this API' });
+      return z.NEVER;
+    }
+    return afterId;
+  })
+  .describe('The `nextCursor` of the previous page');
+
+const statusFilter = z.enum(JOB_STATES).describe('Only jobs in this lifecycle status');
+const jobTypeFilter = z.string().regex(JOB_TYPE_PATTERN, 'must be a job type').describe('Only jobs of this type');
+
+/** `GET /api/ai/jobs`: the caller's jobs. */
+export const userJobListQuerySchema = z.strictObject({
+  status: statusFilter.optional(),
+  jobType: jobTypeFilter.optional(),
+  limit: limitSchema,
+  cursor: cursorSchema.optional(),
+});
+
+/** `GET /admin-api/ai/jobs`: everyone's jobs; `createdFrom` inclusive, `createdTo` exclusive. */
+export const adminJobListQuerySchema = z
+  .strictObject({
+    status: statusFilter.optional(),
+    jobType: jobTypeFilter.optional(),
+    queueName: z.enum(QUEUE_NAMES).optional().describe('Only jobs routed to this queue'),
+    userId: z.string().min(1).max(64).optional().describe('Only jobs of this user'),
+    createdFrom: z.iso.datetime({ offset: true }).optional().describe('Created at or after (ISO 8601)'),
+    createdTo: z.iso.datetime({ offset: true }).optional().describe('Created before (ISO 8601)'),
+    limit: limitSchema,
+    cursor: cursorSchema.optional(),
+  })
+  .refine((q) => !q.createdFrom || !q.createdTo || Date.parse(q.createdFrom) < Date.parse(q.createdTo), {
+    message: 'must be after createdFrom',
+    path: ['createdTo'],
+  });
+
+/** No query parameters at all. */
+export const emptyQuerySchema = z.strictObject({});
+
+/** `PUT /api/ai/credentials/deepseek`. The key's shape is checked by lib/credentials/key-shape.ts. */
+export const putCredentialBodySchema = z.strictObject({
+  apiKey: z.string().min(1).max(512).describe('The provider API key; stored encrypted, never returned'),
+});
+
+export type UserJobListQuery = z.output<typeof userJobListQuerySchema>;
+export type AdminJobListQuery = z.output<typeof adminJobListQuerySchema>;
+
+/** Query schema of each action that takes parameters; every other route accepts none. */
+export const QUERY_SCHEMAS: Partial<Record<UserAction | AdminAction, z.ZodType>> = {
+  listJobs: userJobListQuerySchema,
+  adminListJobs: adminJobListQuerySchema,
+};

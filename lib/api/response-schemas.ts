@@ -1,0 +1,149 @@
+/**
+ * What the API returns, as zod schemas (strict: the views in ./views.ts must produce exactly these fields).
+ * They document the API (OpenAPI components, generated with `io: 'output'`) and tests parse real responses
+ * with them. `JobStatusResponse` is frozen by ADR-003 §7.2: add nothing to it; admin views extend it.
+ */
+import { z } from 'zod';
+import { OutboxStatus } from '../db/generated/enums.ts';
+import { CREDENTIAL_MODES, QUEUE_NAMES } from '../jobs/definition.ts';
+import { JOB_STATES } from '../jobs/states.ts';
+
+/** Registry of the response schemas that appear as OpenAPI components. */
+export const responseSchemas = z.registry<{ id: string; description?: string }>();
+
+const timestamp = z.iso.datetime();
+const count = z.number().int().min(0);
+const lifecycleStatus = z.enum(JOB_STATES);
+/** Decimal USD as text (e.g. `"0.00012000"`): sums of DECIMAL(14,8) stay exact. */
+const usd = z.string().regex(/^\d+\.\d{8}$/);
+
+export const errorResponseSchema = z
+  .strictObject({
+    error: z.strictObject({
+      code: z.string().describe('Stable machine-readable code, e.g. JOB_NOT_FOUND'),
+      message: z.string().describe('Human-readable and safe to show; never internal detail'),
+      details: z
+        .array(z.strictObject({ path: z.string().describe('`body.x`, `query.x`, `path.x` or `header.x`'), message: z.string() }))
+        .optional()
+        .describe('VALIDATION_FAILED only: one entry per invalid field'),
+    }),
+  })
+  .register(responseSchemas, { id: 'ErrorResponse' });
+
+export const jobStatusResponseSchema = z
+  .strictObject({
+    jobId: z.string(),
+    jobType: z.string(),
+    lifecycleStatus,
+    queueName: z.string(),
+    priority: z.number().int(),
+    progress: z.number().int().min(0).max(100),
+    createdAt: timestamp,
+    startedAt: timestamp.optional(),
+    finishedAt: timestamp.optional(),
+    errorCode: z.string().optional(),
+    publicErrorMessage: z.string().optional(),
+    result: z
+      .strictObject({
+        artifactCount: count,
+        artifacts: z.array(z.strictObject({ artifactType: z.string(), artifactId: z.string() })),
+      })
+      .optional()
+      .describe('Present when the job succeeded: the business rows it wrote'),
+  })
+  .register(responseSchemas, { id: 'JobStatusResponse', description: 'Job status (ADR-003 §7.2, frozen)' });
+
+export const jobListResponseSchema = z
+  .strictObject({ items: z.array(jobStatusResponseSchema), nextCursor: z.string().nullable() })
+  .register(responseSchemas, { id: 'JobListResponse' });
+
+export const credentialResponseSchema = z
+  .strictObject({
+    provider: z.string(),
+    fingerprint: z.string().describe('Identifies the key without revealing it'),
+    createdAt: timestamp,
+  })
+  .register(responseSchemas, { id: 'CredentialResponse' });
+
+const adminSummaryFields = {
+  ...jobStatusResponseSchema.shape,
+  userId: z.string(),
+  triggerType: z.string(),
+  attemptCount: count,
+  maxAttempts: count,
+  parentJobId: z.string().nullable(),
+};
+
+export const adminJobSummarySchema = z.strictObject(adminSummaryFields).register(responseSchemas, { id: 'AdminJobSummary' });
+
+export const adminJobListResponseSchema = z
+  .strictObject({ items: z.array(adminJobSummarySchema), nextCursor: z.string().nullable() })
+  .register(responseSchemas, { id: 'AdminJobListResponse' });
+
+const tokenTotals = {
+  calls: count,
+  promptTokens: count,
+  completionTokens: count,
+  totalTokens: count,
+  costUsd: usd,
+};
+
+export const adminJobDetailSchema = z
+  .strictObject({
+    ...adminSummaryFields,
+    targetType: z.string(),
+    targetId: z.string(),
+    credentialMode: z.enum(CREDENTIAL_MODES),
+    modelProvider: z.string().nullable(),
+    modelName: z.string().nullable(),
+    cancelRequestedAt: timestamp.nullable(),
+    internalErrorMessage: z.string().nullable().describe('Internal failure detail; admins only'),
+    transitions: z.array(
+      z.strictObject({
+        fromStatus: lifecycleStatus.nullable(),
+        toStatus: lifecycleStatus,
+        actor: z.string(),
+        reason: z.string().nullable(),
+        errorCode: z.string().nullable(),
+        leaseVersion: z.number().int().nullable(),
+        createdAt: timestamp,
+      }),
+    ),
+    usage: z.strictObject({
+      attempts: z.array(z.strictObject({ attemptNo: z.number().int(), ...tokenTotals, models: z.array(z.string()) })),
+      total: z.strictObject(tokenTotals),
+    }),
+  })
+  .register(responseSchemas, { id: 'AdminJobDetail' });
+
+const queueDepth = z.strictObject({
+  approximateMessages: count.nullable(),
+  approximateMessagesNotVisible: count.nullable(),
+});
+
+export const statsResponseSchema = z
+  .strictObject({
+    generatedAt: timestamp,
+    jobs: z.strictObject({
+      byStatus: z.record(lifecycleStatus, count),
+      byType: z.record(z.string(), z.record(lifecycleStatus, count)),
+    }),
+    outbox: z.strictObject({ byStatus: z.record(z.enum(OutboxStatus), count) }),
+    queues: z.array(
+      z.strictObject({
+        queueName: z.enum(QUEUE_NAMES),
+        queue: queueDepth,
+        deadLetterQueue: queueDepth,
+        unavailable: z.boolean().describe('True when SQS could not be asked; the depths are null then'),
+      }),
+    ),
+  })
+  .register(responseSchemas, { id: 'StatsResponse' });
+
+export type JobStatusResponse = z.output<typeof jobStatusResponseSchema>;
+export type JobListResponse = z.output<typeof jobListResponseSchema>;
+export type CredentialResponse = z.output<typeof credentialResponseSchema>;
+export type AdminJobSummary = z.output<typeof adminJobSummarySchema>;
+export type AdminJobDetail = z.output<typeof adminJobDetailSchema>;
+export type StatsResponse = z.output<typeof statsResponseSchema>;
+export type QueueStats = StatsResponse['queues'][number];

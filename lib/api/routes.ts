@@ -1,0 +1,113 @@
+/**
+ * The HTTP API's routes as data: the one list the Lambda routers dispatch on (by `routeKey`), the CDK stack
+ * creates routes from, the local runtime matches requests against, and the OpenAPI document describes.
+ *
+ * Pure data: no imports at all, so CDK (infra/) can import it without pulling in Prisma or the AWS SDK.
+ * Invariant: `routeKeyOf(route)` is unique across {@link USER_ROUTES} and {@link ADMIN_ROUTES}, and every
+ * `action` has exactly one implementation in lib/api/user-api.ts or lib/api/admin-api.ts (checked by the
+ * type system there and by test/api/routes.test.ts).
+ */
+
+export type HttpMethod = 'GET' | 'POST' | 'PUT' | 'DELETE';
+
+/** What the user Lambda does for a route; several routes may share one (every creation route is `createJob`). */
+export type UserAction =
+  | 'createJob'
+  | 'getJob'
+  | 'listJobs'
+  | 'cancelJob'
+  | 'getJobResult'
+  | 'getCredential'
+  | 'putCredential'
+  | 'deleteCredential';
+
+/** What the admin Lambda does for a route. */
+export type AdminAction = 'adminListJobs' | 'adminGetJob' | 'adminRetryJob' | 'adminStats';
+
+export interface ApiRoute<A extends string = string> {
+  method: HttpMethod;
+  /** API Gateway path syntax: `{jobId}` is a path parameter. */
+  path: string;
+  /** Unique; also the OpenAPI operationId. */
+  operationId: string;
+  summary: string;
+  action: A;
+  /** For per-job-type routes (creation, results): the job type the route serves. */
+  jobType?: string;
+  /** For credential routes: the provider the route manages. */
+  provider?: string;
+}
+
+/**
+ * Routes of `functions/api-user.ts`; every one requires a valid JWT (its `sub` is the user id).
+ * Creation is per job type — there is deliberately no generic `POST /api/ai/jobs`.
+ */
+export const USER_ROUTES = [
+  { method: 'POST', path: '/api/ai/feynman-evaluations', operationId: 'createFeynmanEvaluation', action: 'createJob', jobType: 'feynman_evaluation', summary: 'Start a Feynman evaluation job' },
+  { method: 'POST', path: '/api/ai/quiz-generations', operationId: 'createQuizGeneration', action: 'createJob', jobType: 'quiz_generation', summary: 'Start a quiz generation job' },
+  { method: 'POST', path: '/api/ai/flashcard-generations', operationId: 'createFlashcardGeneration', action: 'createJob', jobType: 'flashcard_generation', summary: 'Start a flashcard generation job' },
+  { method: 'GET', path: '/api/ai/feynman-evaluations/{jobId}', operationId: 'getFeynmanEvaluation', action: 'getJobResult', jobType: 'feynman_evaluation', summary: 'The evaluation a succeeded Feynman evaluation job wrote' },
+  { method: 'GET', path: '/api/ai/quiz-generations/{jobId}', operationId: 'getQuizGeneration', action: 'getJobResult', jobType: 'quiz_generation', summary: 'The questions a succeeded quiz generation job wrote' },
+  { method: 'GET', path: '/api/ai/flashcard-generations/{jobId}', operationId: 'getFlashcardGeneration', action: 'getJobResult', jobType: 'flashcard_generation', summary: 'The flashcards a succeeded flashcard generation job wrote' },
+  { method: 'GET', path: '/api/ai/jobs', operationId: 'listJobs', action: 'listJobs', summary: "The caller's jobs, newest first" },
+  { method: 'GET', path: '/api/ai/jobs/{jobId}', operationId: 'getJob', action: 'getJob', summary: 'Status of one of the caller\'s jobs (JobStatusResponse, ADR-003 §7.2)' },
+  { method: 'POST', path: '/api/ai/jobs/{jobId}/cancel', operationId: 'cancelJob', action: 'cancelJob', summary: 'Cancel a queued job, or request cancellation of a running one' },
+  { method: 'GET', path: '/api/ai/credentials/deepseek', operationId: 'getDeepseekCredential', action: 'getCredential', provider: 'deepseek', summary: "The caller's active DeepSeek key (fingerprint only)" },
+  { method: 'PUT', path: '/api/ai/credentials/deepseek', operationId: 'putDeepseekCredential', action: 'putCredential', provider: 'deepseek', summary: 'Store the caller\'s DeepSeek key (encrypted), replacing the previous one' },
+  { method: 'DELETE', path: '/api/ai/credentials/deepseek', operationId: 'deleteDeepseekCredential', action: 'deleteCredential', provider: 'deepseek', summary: "Revoke the caller's DeepSeek key" },
+] as const satisfies readonly ApiRoute<UserAction>[];
+
+/** Routes of `functions/api-admin.ts`; every one requires a JWT whose roles or groups include `SUPER_ADMIN`. */
+export const ADMIN_ROUTES = [
+  { method: 'GET', path: '/admin-api/ai/jobs', operationId: 'adminListJobs', action: 'adminListJobs', summary: 'All jobs, filtered, newest first' },
+  { method: 'GET', path: '/admin-api/ai/jobs/{jobId}', operationId: 'adminGetJob', action: 'adminGetJob', summary: 'A job with internal error, transition history and usage per attempt' },
+  { method: 'POST', path: '/admin-api/ai/jobs/{jobId}/retry', operationId: 'adminRetryJob', action: 'adminRetryJob', summary: 'Retry a failed or cancelled job as a new job (parentJobId set)' },
+  { method: 'GET', path: '/admin-api/ai/stats', operationId: 'adminStats', action: 'adminStats', summary: 'Jobs per state and type, outbox backlog, queue and dead-letter queue depths' },
+] as const satisfies readonly ApiRoute<AdminAction>[];
+
+export type UserRoute = (typeof USER_ROUTES)[number];
+export type AdminRoute = (typeof ADMIN_ROUTES)[number];
+
+/** The `routeKey` API Gateway puts in the event for this route, e.g. `POST /api/ai/quiz-generations`. */
+export function routeKeyOf(route: Pick<ApiRoute, 'method' | 'path'>): string {
+  return `${route.method} ${route.path}`;
+}
+
+/** A request matched to a route: what API Gateway would put in `routeKey` and `pathParameters`. */
+export interface RouteMatch<R extends ApiRoute> {
+  route: R;
+  routeKey: string;
+  pathParameters: Record<string, string>;
+}
+
+/**
+ * Matches a method and raw path against `routes` as API Gateway does for literal and `{param}` segments
+ * (for the local runtime, which must build the same event). Segment values are URI-decoded. Null when none match.
+ */
+export function matchRoute<R extends ApiRoute>(routes: readonly R[], method: string, rawPath: string): RouteMatch<R> | null {
+  const segments = rawPath.split('/');
+  for (const route of routes) {
+    if (route.method !== method.toUpperCase()) continue;
+    const template = route.path.split('/');
+    if (template.length !== segments.length) continue;
+    const params: Record<string, string> = {};
+    const matched = template.every((part, i) => {
+      const actual = segments[i] ?? '';
+      const param = /^\{(\w+)\}$/.exec(part)?.[1];
+      if (param === undefined) return part === actual;
+      if (actual === '') return false;
+      params[param] = safeDecode(actual);
+      return true;
+    });
+    if (matched) return { route, routeKey: routeKeyOf(route), pathParameters: params };
+  }
+  return null;
+}
+
+function safeDecode(segment: string): string {
+  try {
+    return decodeURIComponent(segment);
+  } catch {
+    return segment;
+  }
+}

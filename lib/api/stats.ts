@@ -1,0 +1,124 @@
+/**
+ * The admin stats: jobs per state and type and the outbox backlog (database), and the approximate depth of
+ * each job queue and its dead-letter queue (SQS). SQS trouble never fails the call: an unreachable or
+ * unconfigured queue reports null depths with `unavailable: true`, so the database half still arrives
+ * during the very outages an operator opens this page for.
+ */
+import { GetQueueAttributesCommand, SQSClient } from '@aws-sdk/client-sqs';
+import type { Logger } from '@aws-lambda-powertools/logger';
+import { QUEUE_URL_ENV, awsRegion, endpointFor } from '../config/aws.ts';
+import type { Db } from '../db/client.ts';
+import { OutboxStatus } from '../db/generated/enums.ts';
+import { JOB_QUEUE_NAMES, type QueueName } from '../queue/queue-definitions.ts';
+import { JOB_STATES, type JobState } from '../jobs/states.ts';
+import type { QueueStats, StatsResponse } from './response-schemas.ts';
+
+type Env = Readonly<Record<string, string | undefined>>;
+
+/** Environment variable holding each job queue's dead-letter queue URL. */
+export const DLQ_URL_ENV: Readonly<Record<QueueName, string>> = {
+  interactive: 'INTERACTIVE_DLQ_URL',
+  background: 'BACKGROUND_DLQ_URL',
+};
+
+export interface QueueEndpoint {
+  queueName: QueueName;
+  queueUrl?: string | undefined;
+  deadLetterQueueUrl?: string | undefined;
+}
+
+/** Queue and DLQ URLs of every job queue from the environment; missing ones stay undefined. */
+export function queueEndpointsFromEnv(env: Env = process.env): QueueEndpoint[] {
+  return JOB_QUEUE_NAMES.map((queueName) => ({
+    queueName,
+    queueUrl: env[QUEUE_URL_ENV[queueName]]?.trim() || undefined,
+    deadLetterQueueUrl: env[DLQ_URL_ENV[queueName]]?.trim() || undefined,
+  }));
+}
+
+/** An SQS client that gives up fast (one attempt, short timeouts): stats must not hang on an outage. */
+export function createStatsSqsClient(env: Env = process.env): SQSClient {
+  return new SQSClient({
+    region: awsRegion(env),
+    endpoint: endpointFor('SQS', env),
+    maxAttempts: 1,
+    requestHandler: { connectionTimeout: 1_000, requestTimeout: 2_000 },
+  });
+}
+
+export interface StatsDeps {
+  db: Db;
+  sqs: SQSClient;
+  queues: readonly QueueEndpoint[];
+  logger: Pick<Logger, 'warn'>;
+  now: () => Date;
+}
+
+/** The full stats response. */
+export async function collectStats(deps: StatsDeps): Promise<StatsResponse> {
+  const [jobs, outbox, queues] = await Promise.all([jobCounts(deps.db), outboxCounts(deps.db), queueDepths(deps)]);
+  return { generatedAt: deps.now().toISOString(), jobs, outbox, queues };
+}
+
+function zeroPerState(): Record<JobState, number> {
+  return Object.fromEntries(JOB_STATES.map((s) => [s, 0])) as Record<JobState, number>;
+}
+
+async function jobCounts(db: Db): Promise<StatsResponse['jobs']> {
+  const groups = await db.aiJob.groupBy({ by: ['jobType', 'lifecycleStatus'], _count: { _all: true } });
+  const byStatus = zeroPerState();
+  const byType: Record<string, Record<JobState, number>> = {};
+  for (const g of groups) {
+    byStatus[g.lifecycleStatus] += g._count._all;
+    (byType[g.jobType] ??= zeroPerState())[g.lifecycleStatus] += g._count._all;
+  }
+  return { byStatus, byType };
+}
+
+async function outboxCounts(db: Db): Promise<StatsResponse['outbox']> {
+  const groups = await db.outboxEvent.groupBy({ by: ['status'], _count: { _all: true } });
+  const byStatus = Object.fromEntries(Object.values(OutboxStatus).map((s) => [s, 0])) as Record<OutboxStatus, number>;
+  for (const g of groups) byStatus[g.status] += g._count._all;
+  return { byStatus };
+}
+
+async function queueDepths(deps: StatsDeps): Promise<QueueStats[]> {
+  return Promise.all(
+    deps.queues.map(async ({ queueName, queueUrl, deadLetterQueueUrl }) => {
+      const [queue, deadLetterQueue] = await Promise.all([depthOf(deps, queueUrl), depthOf(deps, deadLetterQueueUrl)]);
+      return {
+        queueName,
+        queue: queue ?? UNKNOWN_DEPTH,
+        deadLetterQueue: deadLetterQueue ?? UNKNOWN_DEPTH,
+        unavailable: queue === null || deadLetterQueue === null,
+      };
+    }),
+  );
+}
+
+type Depth = QueueStats['queue'];
+
+const UNKNOWN_DEPTH: Depth = { approximateMessages: null, approximateMessagesNotVisible: null };
+
+/** The queue's approximate depth, or null when it has no URL or SQS could not answer. */
+async function depthOf(deps: StatsDeps, queueUrl: string | undefined): Promise<Depth | null> {
+  if (!queueUrl) return null;
+  try {
+    const { Attributes = {} } = await deps.sqs.send(new GetQueueAttributesCommand({
+      QueueUrl: queueUrl,
+      AttributeNames: ['ApproximateNumberOfMessages', 'ApproximateNumberOfMessagesNotVisible'],
+    }));
+    return {
+      approximateMessages: toCount(Attributes.ApproximateNumberOfMessages),
+      approximateMessagesNotVisible: toCount(Attributes.ApproximateNumberOfMessagesNotVisible),
+    };
+  } catch (err) {
+    deps.logger.warn('queue depth unavailable', { queueUrl, error: err as Error });
+    return null;
+  }
+}
+
+function toCount(value: string | undefined): number | null {
+  const n = Number(value);
+  return value !== undefined && Number.isInteger(n) && n >= 0 ? n : null;
+}

@@ -1,0 +1,137 @@
+/**
+ * The user routes' operations. Each gets a validated route, caller, path and query from the router and
+ * validates its own header and body before touching the database. Every job lookup is owner-scoped
+ * (./job-reads.ts): another user's job is JOB_NOT_FOUND.
+ */
+import type { KMSClient } from '@aws-sdk/client-kms';
+import { ConfigurationError } from '../config/aws.ts';
+import { CredentialNotFoundError } from '../credentials/errors.ts';
+import { getActiveUserKeyInfo, revokeUserKey, storeUserKey, type UserKeyProvider } from '../credentials/user-credential-repository.ts';
+import type { PrismaDb } from '../db/client.ts';
+import { requestCancel } from '../jobs/cancellation.ts';
+import { createJob, type CreateJobDeps } from '../jobs/create-job.ts';
+import { parseJobInput } from '../jobs/definition.ts';
+import type { JobDefinitionRegistry } from '../jobs/registry.ts';
+import { assertWithinLimits } from './creation-limits.ts';
+import { JobResultNotAvailableError } from './http-errors.ts';
+import { json, jsonBody, noContent, optionalHeader, parseField, type ApiResult } from './http.ts';
+import { findOwnedJob, listUserJobs, withArtifacts } from './job-reads.ts';
+import { JOB_RESULT_READERS } from './job-results.ts';
+import { idempotencyKeySchema, putCredentialBodySchema, type UserJobListQuery } from './request-schemas.ts';
+import { jobIdOf, routeField, RouteWiringError, type OperationContext } from './router.ts';
+import type { UserAction, UserRoute } from './routes.ts';
+import { toPublicJobView } from './views.ts';
+
+export interface UserApiDeps {
+  db: PrismaDb;
+  registry: JobDefinitionRegistry;
+  now(): Date;
+  /** Passed to createJob (eager dispatch after commit; default: the dispatcher configured from the environment). */
+  createJob?: CreateJobDeps;
+  kms?: KMSClient;
+  /** The KMS key that wraps user keys (`CREDENTIALS_KMS_KEY_ID`). @throws ConfigurationError when unset */
+  credentialsKmsKeyId(): string;
+}
+
+type Ctx = OperationContext<UserApiDeps, UserRoute>;
+
+/** The job a user's job is about: the user themself (the body is exactly the job type's input, nothing else). */
+const USER_TARGET_TYPE = 'user';
+
+/**
+ * `POST /api/ai/<job-type collection>`: validates the body with the job type's input schema, honours
+ * `Idempotency-Key` (a replay returns the first job even when a limit is now reached), checks the limits,
+ * then createJob with eager dispatch. 202 with the status response and `Location`.
+ */
+async function createUserJob({ event, route, caller, deps }: Ctx): Promise<ApiResult> {
+  const def = deps.registry.get(routeField(route, 'jobType'));
+  const idempotencyKey = optionalHeader(event, 'idempotency-key', idempotencyKeySchema);
+  const input = jsonBody(event);
+  parseJobInput(def, input);
+  const userId = caller.userId;
+  const replay = idempotencyKey !== undefined && (await deps.db.aiJob.findUnique({
+    where: { userId_jobType_idempotencyKey: { userId, jobType: def.jobType, idempotencyKey } },
+    select: { id: true },
+  })) !== null;
+  if (!replay) await assertWithinLimits(deps.db, userId, def, deps.now());
+  const { job, created } = await createJob(
+    { userId, jobType: def.jobType, triggerType: 'user', targetType: USER_TARGET_TYPE, targetId: userId, idempotencyKey, input },
+    { db: deps.db, registry: deps.registry, ...deps.createJob },
+  );
+  const { artifacts } = created ? { artifacts: [] } : await withArtifacts(deps.db, job);
+  const headers: Record<string, string> = { location: `/api/ai/jobs/${job.id}` };
+  if (!created) headers['idempotent-replayed'] = 'true';
+  return json(202, toPublicJobView(job, artifacts), headers);
+}
+
+/** `GET /api/ai/jobs/{jobId}`: the frozen JobStatusResponse. */
+async function getJob(ctx: Ctx): Promise<ApiResult> {
+  const job = await findOwnedJob(ctx.deps.db, jobIdOf(ctx), ctx.caller.userId);
+  const { artifacts } = await withArtifacts(ctx.deps.db, job);
+  return json(200, toPublicJobView(job, artifacts));
+}
+
+/** `GET /api/ai/jobs`: the caller's jobs, newest first, filtered by status and type. */
+async function listJobs({ caller, query, deps }: Ctx): Promise<ApiResult> {
+  const page = await listUserJobs(deps.db, caller.userId, query as UserJobListQuery);
+  return json(200, { items: page.items.map(({ job, artifacts }) => toPublicJobView(job, artifacts)), nextCursor: page.nextCursor });
+}
+
+/** `POST /api/ai/jobs/{jobId}/cancel`: 200 when cancelled now (queued), 202 when requested (running). */
+async function cancelJob(ctx: Ctx): Promise<ApiResult> {
+  const { userId } = ctx.caller;
+  const { outcome, job } = await requestCancel(ctx.deps.db, jobIdOf(ctx), { actor: `api:${userId}`, ownerId: userId, now: ctx.deps.now() });
+  return json(outcome === 'cancelled' ? 200 : 202, toPublicJobView(job, []));
+}
+
+/** `GET /api/ai/<job-type collection>/{jobId}`: the business rows a succeeded job of that type wrote. */
+async function getJobResult(ctx: Ctx): Promise<ApiResult> {
+  const jobType = routeField(ctx.route, 'jobType');
+  const job = await findOwnedJob(ctx.deps.db, jobIdOf(ctx), ctx.caller.userId, jobType);
+  if (job.lifecycleStatus !== 'succeeded') throw new JobResultNotAvailableError(job.id, job.lifecycleStatus);
+  const reader = JOB_RESULT_READERS.get(jobType);
+  if (!reader) throw new RouteWiringError(ctx.route.operationId, 'result reader');
+  return json(200, await reader.read(ctx.deps.db, job));
+}
+
+/** `GET /api/ai/credentials/<provider>`: the active key's fingerprint, or 404 CREDENTIAL_NOT_FOUND. */
+async function getCredential({ route, caller, deps }: Ctx): Promise<ApiResult> {
+  const provider = routeField(route, 'provider');
+  const info = await getActiveUserKeyInfo(deps.db, caller.userId, provider);
+  if (!info) throw new CredentialNotFoundError(provider);
+  return json(200, { provider: info.provider, fingerprint: info.fingerprint, createdAt: info.createdAt.toISOString() });
+}
+
+/** `PUT /api/ai/credentials/<provider>`: encrypts and stores the key; the response shows its fingerprint only. */
+async function putCredential({ event, route, caller, deps }: Ctx): Promise<ApiResult> {
+  const provider = routeField(route, 'provider') as UserKeyProvider;
+  const { apiKey } = parseField(putCredentialBodySchema, jsonBody(event), 'body');
+  const kmsKeyId = deps.credentialsKmsKeyId();
+  const stored = await storeUserKey(deps.db, { userId: caller.userId, provider, apiKey, kmsKeyId }, { kms: deps.kms });
+  return json(200, { provider, fingerprint: stored.fingerprint, createdAt: stored.createdAt.toISOString() });
+}
+
+/** `DELETE /api/ai/credentials/<provider>`: 204, or 404 CREDENTIAL_NOT_FOUND when no key is active. */
+async function deleteCredential({ route, caller, deps }: Ctx): Promise<ApiResult> {
+  await revokeUserKey(deps.db, caller.userId, routeField(route, 'provider'));
+  return noContent();
+}
+
+/** One operation per user action. */
+export const USER_OPERATIONS: Record<UserAction, (ctx: Ctx) => Promise<ApiResult>> = {
+  createJob: createUserJob,
+  getJob,
+  listJobs,
+  cancelJob,
+  getJobResult,
+  getCredential,
+  putCredential,
+  deleteCredential,
+};
+
+/** `CREDENTIALS_KMS_KEY_ID`, read when a credential is stored (so other routes work without it). */
+export function credentialsKmsKeyIdFromEnv(env: Readonly<Record<string, string | undefined>> = process.env): string {
+  const value = env.CREDENTIALS_KMS_KEY_ID?.trim();
+  if (!value) throw new ConfigurationError('CREDENTIALS_KMS_KEY_ID', 'is not set');
+  return value;
+}

@@ -1,0 +1,131 @@
+/**
+ * Rows → response bodies, as whitelists: each view names every field it returns, so a new column never
+ * leaks by default. The public view is exactly ADR-003 §7.2's frozen JobStatusResponse — no input,
+ * snapshot, output or output hash, credential, lease, or internal error. Admin views add internal fields.
+ */
+import type { AiJob, AiJobArtifact, AiJobTransition, AiUsageLog } from '../db/client.ts';
+import type { AdminJobDetail, AdminJobSummary, JobStatusResponse } from './response-schemas.ts';
+
+export type ArtifactRow = Pick<AiJobArtifact, 'artifactType' | 'artifactId' | 'ordinal'>;
+export type UsageRow = Pick<AiUsageLog, 'attemptNo' | 'promptTokens' | 'completionTokens' | 'totalTokens' | 'costUsd' | 'model' | 'provider'>;
+export type TransitionRow = Pick<AiJobTransition, 'fromStatus' | 'toStatus' | 'actor' | 'reason' | 'errorCode' | 'leaseVersion' | 'createdAt'>;
+
+/**
+ * The frozen JobStatusResponse. Optional fields are omitted when empty; `result` only for a succeeded job,
+ * its artifacts in projection order.
+ */
+export function toPublicJobView(job: AiJob, artifacts: readonly ArtifactRow[]): JobStatusResponse {
+  const view: JobStatusResponse = {
+    jobId: job.id,
+    jobType: job.jobType,
+    lifecycleStatus: job.lifecycleStatus,
+    queueName: job.queueName,
+    priority: job.priority,
+    progress: job.progress,
+    createdAt: job.createdAt.toISOString(),
+  };
+  if (job.startedAt) view.startedAt = job.startedAt.toISOString();
+  if (job.finishedAt) view.finishedAt = job.finishedAt.toISOString();
+  if (job.errorCode) view.errorCode = job.errorCode;
+  if (job.publicErrorMessage) view.publicErrorMessage = job.publicErrorMessage;
+  if (job.lifecycleStatus === 'succeeded') {
+    const ordered = [...artifacts].sort((a, b) => a.ordinal - b.ordinal);
+    view.result = {
+      artifactCount: ordered.length,
+      artifacts: ordered.map((a) => ({ artifactType: a.artifactType, artifactId: a.artifactId })),
+    };
+  }
+  return view;
+}
+
+/** An admin list row: the public view plus owner, trigger, attempts and lineage. */
+export function toAdminJobSummary(job: AiJob, artifacts: readonly ArtifactRow[]): AdminJobSummary {
+  return {
+    ...toPublicJobView(job, artifacts),
+    userId: job.userId,
+    triggerType: job.triggerType,
+    attemptCount: job.attemptCount,
+    maxAttempts: job.maxAttempts,
+    parentJobId: job.parentJobId,
+  };
+}
+
+/** The admin detail: the summary plus internal error, model, transition history and usage per attempt. */
+export function toAdminJobView(
+  job: AiJob,
+  related: { artifacts: readonly ArtifactRow[]; transitions: readonly TransitionRow[]; usage: readonly UsageRow[] },
+): AdminJobDetail {
+  return {
+    ...toAdminJobSummary(job, related.artifacts),
+    targetType: job.targetType,
+    targetId: job.targetId,
+    credentialMode: job.credentialMode,
+    modelProvider: job.modelProvider,
+    modelName: job.modelName,
+    cancelRequestedAt: job.cancelRequestedAt?.toISOString() ?? null,
+    internalErrorMessage: job.internalErrorMessage,
+    transitions: related.transitions.map((t) => ({
+      fromStatus: t.fromStatus,
+      toStatus: t.toStatus,
+      actor: t.actor,
+      reason: t.reason,
+      errorCode: t.errorCode,
+      leaseVersion: t.leaseVersion,
+      createdAt: t.createdAt.toISOString(),
+    })),
+    usage: summarizeUsage(related.usage),
+  };
+}
+
+type UsageTotals = AdminJobDetail['usage']['total'];
+
+/** Provider calls summed per attempt (ascending) and overall. Costs are added in integer units of 1e-8 USD. */
+export function summarizeUsage(rows: readonly UsageRow[]): AdminJobDetail['usage'] {
+  const perAttempt = new Map<number, { sums: Sums; models: Set<string> }>();
+  const total = newSums();
+  for (const row of rows) {
+    let entry = perAttempt.get(row.attemptNo);
+    if (!entry) perAttempt.set(row.attemptNo, (entry = { sums: newSums(), models: new Set() }));
+    add(entry.sums, row);
+    add(total, row);
+    entry.models.add(`${row.provider}/${row.model}`);
+  }
+  const attempts = [...perAttempt.entries()]
+    .sort(([a], [b]) => a - b)
+    .map(([attemptNo, { sums, models }]) => ({ attemptNo, ...totalsOf(sums), models: [...models].sort() }));
+  return { attempts, total: totalsOf(total) };
+}
+
+interface Sums {
+  calls: number;
+  promptTokens: number;
+  completionTokens: number;
+  totalTokens: number;
+  /** In units of 1e-8 USD (the column's scale), so additions are exact. */
+  costUnits: bigint;
+}
+
+function newSums(): Sums {
+  return { calls: 0, promptTokens: 0, completionTokens: 0, totalTokens: 0, costUnits: 0n };
+}
+
+function add(sums: Sums, row: UsageRow): void {
+  sums.calls += 1;
+  sums.promptTokens += row.promptTokens;
+  sums.completionTokens += row.completionTokens;
+  sums.totalTokens += row.totalTokens;
+  sums.costUnits += costUnitsOf(row.costUsd.toFixed(8));
+}
+
+/** `"0.00012"` → 12000n (1e-8 units); the column is DECIMAL(14,8) and never negative. */
+function costUnitsOf(decimal: string): bigint {
+  const [whole = '0', fraction = ''] = decimal.split('.');
+  return BigInt(whole) * 100_000_000n + BigInt(fraction.padEnd(8, '0').slice(0, 8));
+}
+
+function totalsOf(sums: Sums): UsageTotals {
+  const whole = sums.costUnits / 100_000_000n;
+  const fraction = (sums.costUnits % 100_000_000n).toString().padStart(8, '0');
+  const { calls, promptTokens, completionTokens, totalTokens } = sums;
+  return { calls, promptTokens, completionTokens, totalTokens, costUsd: `${whole}.${fraction}` };
+}

@@ -1,0 +1,36 @@
+/**
+ * `npm run cli -- <command>`: the engine's HTTP API from a terminal, against the local runtime or a deployed
+ * stage (`--api-url`, `--token`, or AI_JOBS_API_URL / AI_JOBS_TOKEN).
+ */
+import { parseArgs } from 'node:util';
+import { ApiClient, ApiRequestError } from './api-client.ts';
+import { COMMANDS, UsageError } from './commands.ts';
+
+function usage(): string {
+  return ['usage: npm run cli -- <command> [--api-url URL] [--token JWT]', ...Object.values(COMMANDS).map((c) => `  ${c.usage}`)].join('\n');
+}
+
+export async function main(argv: string[]): Promise<number> {
+  const { values, positionals } = parseArgs({
+    args: argv, allowPositionals: true, strict: false,
+    options: { 'api-url': { type: 'string' }, token: { type: 'string' }, watch: { type: 'boolean' }, help: { type: 'boolean' } },
+  });
+  const [name, ...rest] = positionals;
+  const command = name ? COMMANDS[name] : undefined;
+  if (!command || values.help) {
+    process.stderr.write(`${usage()}\n`);
+    return command || values.help ? 0 : 2;
+  }
+  const client = new ApiClient({
+    baseUrl: String(values['api-url'] ?? process.env.AI_JOBS_API_URL ?? 'http://127.0.0.1:3000'),
+    token: (values.token as string | undefined) ?? process.env.AI_JOBS_TOKEN,
+  });
+  try {
+    return await command.run(client, rest, values);
+  } catch (err) {
+    if (err instanceof ApiRequestError) process.stderr.write(`error ${err.code} (HTTP ${err.status}): ${err.message}\n`);
+    else if (err instanceof UsageError) process.stderr.write(`${err.message}\n${usage()}\n`);
+    else throw err;
+    return err instanceof UsageError ? 2 : 1;
+  }
+}

@@ -1,0 +1,102 @@
+import { mkdtemp, readFile, rm, stat } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { SignJWT, base64url, decodeJwt } from 'jose';
+import { afterAll, describe, expect, it } from 'vitest';
+import { callerOf } from '../../lib/api/auth.ts';
+import { UnauthorizedError } from '../../lib/api/http-errors.ts';
+import {
+  generateLocalJwtKey, loadOrCreateLocalJwtKey, localJwtKeyFromSecret, signLocalToken, toAuthorizerClaims, verifyLocalToken,
+} from '../../lib/api/local-jwt.ts';
+import { rejectionOf } from '../credentials/fixtures.ts';
+
+const audience = { issuer: 'http://localhost/local-issuer', audience: 'ai-jobs-local' };
+const key = generateLocalJwtKey();
+const dirs: string[] = [];
+afterAll(async () => {
+  for (const dir of dirs) await rm(dir, { recursive: true, force: true });
+});
+
+async function rejection(token: string, expected = audience, verifyKey = key): Promise<UnauthorizedError> {
+  const err = await rejectionOf(verifyLocalToken(verifyKey, token, expected));
+  expect(err).toBeInstanceOf(UnauthorizedError);
+  return err as UnauthorizedError;
+}
+
+describe('local JWT signing and verification', () => {
+  it('round trip: a signed token verifies to its sub, issuer, audience and expiry', async () => {
+    const token = await signLocalToken(key, { sub: 'user-1', ...audience });
+    const payload = await verifyLocalToken(key, token, audience);
+    expect(payload).toMatchObject({ sub: 'user-1', iss: audience.issuer, aud: audience.audience });
+    expect(payload.exp! - payload.iat!).toBe(3600);
+    expect(payload.roles).toBeUndefined();
+  });
+
+  it('an admin token carries SUPER_ADMIN in roles', async () => {
+    const payload = await verifyLocalToken(key, await signLocalToken(key, { sub: 'a', admin: true, roles: ['USER'], ...audience }), audience);
+    expect(payload.roles).toEqual(['USER', 'SUPER_ADMIN']);
+  });
+
+  it('rejects an expired token as "Token expired"', async () => {
+    const token = await signLocalToken(key, { sub: 'user-1', expiresIn: -60, ...audience });
+    expect((await rejection(token)).message).toBe('Token expired');
+  });
+
+  it('rejects a wrong issuer and a wrong audience', async () => {
+    const token = await signLocalToken(key, { sub: 'user-1', ...audience });
+    await rejection(token, { ...audience, issuer: 'https://elsewhere' });
+    await rejection(token, { ...audience, audience: 'another-api' });
+  });
+
+  it('rejects a token signed with another key, and one whose payload was altered', async () => {
+    const forged = await signLocalToken(generateLocalJwtKey(), { sub: 'user-1', ...audience });
+    await rejection(forged);
+    const [header, , signature] = (await signLocalToken(key, { sub: 'user-1', ...audience })).split('.');
+    const payload = base64url.encode(JSON.stringify({ ...decodeJwt(forged), sub: 'admin', roles: ['SUPER_ADMIN'] }));
+    await rejection(`${header}.${payload}.${signature}`);
+  });
+
+  it('rejects unsigned (alg none) tokens, tokens without sub or exp, and garbage', async () => {
+    const none = `${base64url.encode('{"alg":"none","typ":"JWT"}')}.${base64url.encode(JSON.stringify({ sub: 'x', exp: 9_999_999_999, ...{ iss: audience.issuer, aud: audience.audience } }))}.`;
+    await rejection(none);
+    const noSub = await new SignJWT({}).setProtectedHeader({ alg: 'HS256' }).setIssuer(audience.issuer).setAudience(audience.audience).setExpirationTime('1h').sign(key.secret);
+    await rejection(noSub);
+    const noExp = await new SignJWT({}).setProtectedHeader({ alg: 'HS256' }).setSubject('x').setIssuer(audience.issuer).setAudience(audience.audience).sign(key.secret);
+    await rejection(noExp);
+    await rejection('not.a.jwt');
+  });
+});
+
+describe('toAuthorizerClaims', () => {
+  it('stringifies claims as API Gateway does: numbers as text, arrays as "[a b]"', async () => {
+    const token = await signLocalToken(key, { sub: 'admin-1', admin: true, roles: ['USER'], ...audience });
+    const claims = toAuthorizerClaims(await verifyLocalToken(key, token, audience));
+    expect(claims).toMatchObject({ sub: 'admin-1', iss: audience.issuer, aud: audience.audience, roles: '[USER SUPER_ADMIN]' });
+    expect(claims.exp).toMatch(/^\d+$/);
+    expect(Object.values(claims).every((v) => typeof v === 'string')).toBe(true);
+    expect(toAuthorizerClaims({ flag: true, nested: { a: 1 }, none: undefined })).toEqual({ flag: 'true', nested: '{"a":1}' });
+  });
+
+  it('the handlers read those claims: the caller and the admin role come through', async () => {
+    const claims = toAuthorizerClaims(await verifyLocalToken(key, await signLocalToken(key, { sub: 'admin-1', admin: true, ...audience }), audience));
+    expect(callerOf({ requestContext: { authorizer: { jwt: { claims, scopes: null } } } } as never)).toEqual({ userId: 'admin-1', isAdmin: true });
+  });
+});
+
+describe('local signing keys', () => {
+  it('creates a key file (mode 0600) on first use and loads the same key afterwards', async () => {
+    const dir = await mkdtemp(join(tmpdir(), 'local-jwt-'));
+    dirs.push(dir);
+    const file = join(dir, 'nested', 'jwt.key');
+    const created = await loadOrCreateLocalJwtKey(file);
+    expect((await stat(file)).mode & 0o777).toBe(0o600);
+    const loaded = await loadOrCreateLocalJwtKey(file);
+    expect(Buffer.from(loaded.secret).equals(Buffer.from(created.secret))).toBe(true);
+    const token = await signLocalToken(created, { sub: 'u', ...audience });
+    await expect(verifyLocalToken(localJwtKeyFromSecret(await readFile(file, 'utf8')), token, audience)).resolves.toMatchObject({ sub: 'u' });
+  });
+
+  it('refuses a secret shorter than 32 bytes', () => {
+    expect(() => localJwtKeyFromSecret(base64url.encode('short'))).toThrow(RangeError);
+  });
+});

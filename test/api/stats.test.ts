@@ -1,0 +1,82 @@
+import { setUpApiEnvironment, type ApiTestEnvironment } from './api-env.ts';
+import { SendMessageCommand } from '@aws-sdk/client-sqs';
+import { beforeAll, describe, expect, it } from 'vitest';
+import { handler as adminHandler } from '../../functions/api-admin.ts';
+import { handler as userHandler } from '../../functions/api-user.ts';
+import { createAdminApiHandler } from '../../lib/api/admin-api.ts';
+import { statsResponseSchema } from '../../lib/api/response-schemas.ts';
+import { createStatsSqsClient, queueEndpointsFromEnv } from '../../lib/api/stats.ts';
+import { createSqsClient } from '../../lib/config/aws.ts';
+import { insertJob } from '../helpers/factories.ts';
+import { getPrisma } from '../../lib/db/client.ts';
+import { newId } from '../../lib/db/ids.ts';
+import { adminClaims, apiEvent, invoke, userClaims } from '../helpers/api-events.ts';
+import { deadEndpointEnv } from '../credentials/fixtures.ts';
+
+let env: ApiTestEnvironment;
+beforeAll(async () => {
+  env = await setUpApiEnvironment();
+});
+
+const STATS = 'GET /admin-api/ai/stats';
+
+/** An outbox row in `status` (an event about a job that need not exist: stats only count rows). */
+async function insertOutboxEvent(status: 'pending' | 'dead') {
+  const id = newId();
+  await getPrisma().outboxEvent.create({
+    data: { id, eventType: 'ai.job.enqueue', aggregateType: 'AiJob', aggregateId: newId(), dedupeKey: `test:${id}`, payload: {}, status },
+  });
+}
+
+describe('GET /admin-api/ai/stats', () => {
+  it('counts jobs per state and type, the outbox backlog per status, and each queue and DLQ depth', async () => {
+    await insertJob({ lifecycleStatus: 'running' });
+    await insertJob({ lifecycleStatus: 'failed' });
+    await insertJob({ jobType: 'quiz_generation', lifecycleStatus: 'failed' });
+    await insertOutboxEvent('pending');
+    await insertOutboxEvent('dead');
+    const created = await invoke(userHandler, apiEvent('POST /api/ai/feynman-evaluations', {
+      claims: userClaims('user-1'), body: { concept: 'Gravity', explanation: 'Masses attract.' },
+    }));
+    expect(created.status).toBe(202);
+    await createSqsClient().send(new SendMessageCommand({
+      QueueUrl: env.queues.background.deadLetterQueueUrl, MessageBody: '{"jobId":"x"}', MessageGroupId: 'g', MessageDeduplicationId: 'd1',
+    }));
+
+    const res = await invoke(adminHandler, apiEvent(STATS, { claims: adminClaims() }));
+    expect(res.status).toBe(200);
+    const stats = statsResponseSchema.parse(res.body);
+    expect(stats.jobs.byStatus).toEqual({ queued: 1, running: 1, succeeded: 0, failed: 2, cancelled: 0 });
+    expect(stats.jobs.byType.synthetic_job).toEqual({ queued: 0, running: 1, succeeded: 0, failed: 1, cancelled: 0 });
+    expect(stats.jobs.byType.quiz_generation?.failed).toBe(1);
+    expect(stats.jobs.byType.feynman_evaluation?.queued).toBe(1);
+    expect(stats.outbox.byStatus).toEqual({ pending: 1, processing: 0, published: 1, failed: 0, dead: 1 });
+    const byName = Object.fromEntries(stats.queues.map((q) => [q.queueName, q]));
+    expect(byName.interactive).toEqual({
+      queueName: 'interactive', unavailable: false,
+      queue: { approximateMessages: 1, approximateMessagesNotVisible: 0 },
+      deadLetterQueue: { approximateMessages: 0, approximateMessagesNotVisible: 0 },
+    });
+    expect(byName.background?.deadLetterQueue.approximateMessages).toBe(1);
+  });
+
+  it('reports null depths with unavailable: true when SQS cannot be reached, and still the database counts', async () => {
+    await insertJob();
+    const handler = createAdminApiHandler({ sqs: createStatsSqsClient(await deadEndpointEnv()) });
+    const res = await invoke(handler, apiEvent(STATS, { claims: adminClaims() }));
+    expect(res.status).toBe(200);
+    const stats = statsResponseSchema.parse(res.body);
+    expect(stats.jobs.byStatus.queued).toBe(1);
+    for (const q of stats.queues) {
+      expect(q).toMatchObject({ unavailable: true, queue: { approximateMessages: null, approximateMessagesNotVisible: null } });
+    }
+  });
+
+  it('marks a queue unavailable when its dead-letter queue URL is not configured', async () => {
+    const queues = queueEndpointsFromEnv({ ...process.env, INTERACTIVE_DLQ_URL: '' });
+    const res = await invoke(createAdminApiHandler({ queues }), apiEvent(STATS, { claims: adminClaims() }));
+    const interactive = statsResponseSchema.parse(res.body).queues.find((q) => q.queueName === 'interactive');
+    expect(interactive).toMatchObject({ unavailable: true, deadLetterQueue: { approximateMessages: null } });
+    expect(interactive?.queue.approximateMessages).not.toBeNull();
+  });
+});
