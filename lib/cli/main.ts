@@ -6,15 +6,35 @@ import { parseArgs } from 'node:util';
 import { ApiClient, ApiRequestError } from './api-client.ts';
 import { COMMANDS, UsageError } from './commands.ts';
 
+/** Flags that take a value (parseArgs must know, or `--count 3` becomes a boolean and a positional). */
+const STRING_FLAGS = ['text', 'file', 'input-file', 'concept', 'count', 'difficulty', 'max-cards', 'idempotency-key', 'status', 'type', 'limit', 'cursor'];
+
 function usage(): string {
   return ['usage: npm run cli -- <command> [--api-url URL] [--token JWT]', ...Object.values(COMMANDS).map((c) => `  ${c.usage}`)].join('\n');
 }
 
 export async function main(argv: string[]): Promise<number> {
-  const { values, positionals } = parseArgs({
-    args: argv, allowPositionals: true, strict: false,
-    options: { 'api-url': { type: 'string' }, token: { type: 'string' }, watch: { type: 'boolean' }, help: { type: 'boolean' } },
+  let parsed;
+  try {
+    parsed = parse(argv);
+  } catch (err) {
+    process.stderr.write(`${(err as Error).message}\n${usage()}\n`);
+    return 2;
+  }
+  return run(parsed.values, parsed.positionals);
+}
+
+function parse(argv: string[]) {
+  return parseArgs({
+    args: argv, allowPositionals: true, strict: true,
+    options: {
+      'api-url': { type: 'string' }, token: { type: 'string' }, watch: { type: 'boolean' }, help: { type: 'boolean' },
+      ...Object.fromEntries(STRING_FLAGS.map((name) => [name, { type: 'string' as const }])),
+    },
   });
+}
+
+async function run(values: ReturnType<typeof parse>['values'], positionals: string[]): Promise<number> {
   const [name, ...rest] = positionals;
   const command = name ? COMMANDS[name] : undefined;
   if (!command || values.help) {

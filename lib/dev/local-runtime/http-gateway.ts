@@ -1,0 +1,109 @@
+/**
+ * Plays API Gateway's HTTP API locally: matches the request against the route tables, verifies the bearer
+ * token like the JWT authorizer (answering 401 `{"message":"Unauthorized"}` itself, as API Gateway does),
+ * builds the same payload-2.0 event with `authorizer.jwt.claims`, and calls the very Lambda handlers.
+ */
+import http from 'node:http';
+import { randomUUID } from 'node:crypto';
+import type { APIGatewayProxyEventV2WithJWTAuthorizer, APIGatewayProxyResultV2, Context } from 'aws-lambda';
+import { ADMIN_ROUTES, USER_ROUTES, matchRoute, type ApiRoute, type RouteMatch } from '../../api/routes.ts';
+import { toAuthorizerClaims, verifyLocalToken, type LocalJwtKey, type TokenAudience } from '../../api/local-jwt.ts';
+
+export type ApiHandler = (event: APIGatewayProxyEventV2WithJWTAuthorizer, context: Context) => Promise<APIGatewayProxyResultV2>;
+
+export interface GatewayOptions {
+  jwtKey: LocalJwtKey;
+  audience: TokenAudience;
+  userHandler: ApiHandler;
+  adminHandler: ApiHandler;
+  onError(err: unknown): void;
+}
+
+/** API Gateway refuses payloads over 10 MB; the handlers enforce their own, smaller limits. */
+const MAX_BODY_BYTES = 10 * 1024 * 1024;
+
+export function createGatewayServer(o: GatewayOptions): http.Server {
+  return http.createServer((req, res) => {
+    handle(req, res, o).catch((err: unknown) => {
+      o.onError(err);
+      send(res, 500, { message: 'Internal Server Error' });
+    });
+  });
+}
+
+async function handle(req: http.IncomingMessage, res: http.ServerResponse, o: GatewayOptions): Promise<void> {
+  const url = new URL(req.url ?? '/', 'http://localhost');
+  const method = req.method ?? 'GET';
+  const user = matchRoute(USER_ROUTES, method, url.pathname);
+  const admin = user ? null : matchRoute(ADMIN_ROUTES, method, url.pathname);
+  const match: RouteMatch<ApiRoute> | null = user ?? admin;
+  if (!match) return send(res, 404, { message: 'Not Found' });
+  const body = await readBody(req);
+  if (body === undefined) return send(res, 413, { message: 'Request Entity Too Large' });
+  const token = /^Bearer\s+(\S+)$/i.exec(req.headers.authorization ?? '')?.[1];
+  let claims: Record<string, string>;
+  try {
+    if (!token) throw new Error('no token');
+    claims = toAuthorizerClaims(await verifyLocalToken(o.jwtKey, token, o.audience));
+  } catch {
+    return send(res, 401, { message: 'Unauthorized' });
+  }
+  const event = toEvent(req, url, match, body, claims);
+  const handler = user ? o.userHandler : o.adminHandler;
+  const result = await handler(event, lambdaContext(user ? 'api-user' : 'api-admin'));
+  writeResult(res, result);
+}
+
+function toEvent(
+  req: http.IncomingMessage, url: URL, match: RouteMatch<ApiRoute>, body: Buffer, claims: Record<string, string>,
+): APIGatewayProxyEventV2WithJWTAuthorizer {
+  const headers = Object.fromEntries(Object.entries(req.headers).map(([k, v]) => [k, Array.isArray(v) ? v.join(',') : (v ?? '')]));
+  const query = url.searchParams.size ? Object.fromEntries(url.searchParams) : undefined;
+  const now = new Date();
+  return {
+    version: '2.0', routeKey: match.routeKey, rawPath: url.pathname, rawQueryString: url.search.replace(/^\?/, ''),
+    headers, ...(query ? { queryStringParameters: query } : {}),
+    ...(Object.keys(match.pathParameters).length ? { pathParameters: match.pathParameters } : {}),
+    ...(body.length ? { body: body.toString('utf8') } : {}), isBase64Encoded: false,
+    requestContext: {
+      accountId: '000000000000', apiId: 'local', domainName: headers.host ?? 'localhost', domainPrefix: 'local',
+      http: { method: req.method ?? 'GET', path: url.pathname, protocol: 'HTTP/1.1', sourceIp: req.socket.remoteAddress ?? '127.0.0.1', userAgent: headers['user-agent'] ?? '' },
+      requestId: randomUUID(), routeKey: match.routeKey, stage: '$default', time: now.toUTCString(), timeEpoch: now.getTime(),
+      authorizer: { principalId: '', integrationLatency: 0, jwt: { claims, scopes: [] } },
+    },
+  };
+}
+
+function lambdaContext(functionName: string): Context {
+  const deadline = Date.now() + 29_000;
+  return {
+    callbackWaitsForEmptyEventLoop: false, functionName, functionVersion: '$LATEST',
+    invokedFunctionArn: `arn:aws:lambda:local:000000000000:function:${functionName}`, memoryLimitInMB: '512',
+    awsRequestId: randomUUID(), logGroupName: `/aws/lambda/${functionName}`, logStreamName: 'local',
+    getRemainingTimeInMillis: () => Math.max(0, deadline - Date.now()),
+    done: () => undefined, fail: () => undefined, succeed: () => undefined,
+  };
+}
+
+async function readBody(req: http.IncomingMessage): Promise<Buffer | undefined> {
+  const chunks: Buffer[] = [];
+  let size = 0;
+  for await (const chunk of req) {
+    size += (chunk as Buffer).length;
+    if (size > MAX_BODY_BYTES) return undefined;
+    chunks.push(chunk as Buffer);
+  }
+  return Buffer.concat(chunks);
+}
+
+function writeResult(res: http.ServerResponse, result: APIGatewayProxyResultV2): void {
+  if (typeof result === 'string') return send(res, 200, result);
+  const body = result.body === undefined ? '' : result.isBase64Encoded ? Buffer.from(result.body, 'base64') : result.body;
+  res.writeHead(result.statusCode ?? 200, { ...(result.headers as Record<string, string> | undefined) });
+  res.end(body);
+}
+
+function send(res: http.ServerResponse, status: number, body: unknown): void {
+  res.writeHead(status, { 'content-type': 'application/json' });
+  res.end(typeof body === 'string' ? body : JSON.stringify(body));
+}

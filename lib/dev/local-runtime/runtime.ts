@@ -1,0 +1,116 @@
+/**
+ * The whole engine on one machine (`npm start`): MySQL (migrated), fauxqs with the stack's queues, the mock AI
+ * provider unless a real one is configured, the API routes served over HTTP through the very Lambda handlers,
+ * eager + scheduled dispatch, the reaper, and queue pollers feeding the consumer handlers real SQS batches.
+ */
+import type http from 'node:http';
+import { Logger } from '@aws-lambda-powertools/logger';
+import { createEventBridgeClient, createSqsClient } from '../../config/aws.ts';
+import { closePrisma, getPrisma } from '../../db/client.ts';
+import { closeSqlPool } from '../../db/sql-pool.ts';
+import { migrateDatabase } from '../../db/migrator.ts';
+import { loadOrCreateLocalJwtKey, type LocalJwtKey, type TokenAudience } from '../../api/local-jwt.ts';
+import { createDispatcherDeps } from '../../outbox/dispatcher-deps.ts';
+import { createOutboxRoutes } from '../../outbox/routes.ts';
+import { JOB_TERMINAL_EVENTS } from '../../outbox/event-types.ts';
+import type { LeaseTiming } from '../../engine/lease-keeper.ts';
+import { startMockAiServer, type MockAiServer } from '../mock-ai-server.ts';
+import { jobTypeMockResponder } from '../mock-responder.ts';
+import { createGatewayServer } from './http-gateway.ts';
+import { DEFAULT_JWT_KEY_FILE, LOCAL_TOKEN_AUDIENCE } from './local-auth.ts';
+import { LOCAL_EVENT_BUS, startLocalAws, type LocalAws } from './local-aws.ts';
+import { logEventRoute } from './log-event-route.ts';
+import { startBackgroundWork, type BackgroundWork } from './background-work.ts';
+
+export { DEFAULT_JWT_KEY_FILE, LOCAL_TOKEN_AUDIENCE };
+
+export interface LocalRuntimeOptions {
+  databaseUrl: string;
+  /** 0 picks a free port. */
+  port: number;
+  host?: string;
+  sqsPort?: number;
+  mockAi?: { latencyMs?: number; failureRate?: number };
+  /** Start moto_server (when installed) for EventBridge and KMS. */
+  useMoto?: boolean;
+  /** Use this AWS-API server (moto, LocalStack) for EventBridge and KMS instead of starting one. */
+  awsEndpoint?: string;
+  jwtKey?: LocalJwtKey;
+  timing?: LeaseTiming;
+  dispatchIntervalMs?: number;
+  reaperIntervalMs?: number;
+  log?: (line: string) => void;
+}
+
+export interface LocalRuntime {
+  url: string;
+  port: number;
+  jwtKey: LocalJwtKey;
+  audience: TokenAudience;
+  aws: LocalAws;
+  mock?: MockAiServer;
+  /** Stops taking requests and messages, lets in-flight jobs finish (bounded), closes everything. */
+  stop(): Promise<void>;
+}
+
+/** True when a real provider is configured, so the mock is not started. */
+function realProviderConfigured(env: NodeJS.ProcessEnv): boolean {
+  return Boolean(env.DEEPSEEK_API_KEY?.trim() || (env.OPENAI_COMPAT_BASE_URL?.trim() && env.OPENAI_COMPAT_API_KEY?.trim()) || env.PLATFORM_PROVIDER_SECRET_ID?.trim());
+}
+
+export async function startLocalRuntime(o: LocalRuntimeOptions): Promise<LocalRuntime> {
+  const env = process.env;
+  const log = o.log ?? ((line: string) => process.stdout.write(`${line}\n`));
+  // CloudWatch metrics (EMF lines on stdout) mean nothing locally.
+  env.POWERTOOLS_METRICS_DISABLED ??= 'true';
+  await migrateDatabase(o.databaseUrl);
+  env.DATABASE_URL = o.databaseUrl;
+  const aws = await startLocalAws(env, { sqsPort: o.sqsPort, useMoto: o.useMoto ?? true, awsEndpoint: o.awsEndpoint, log });
+  const mock = realProviderConfigured(env)
+    ? undefined
+    : await startMockAiServer({ respond: jobTypeMockResponder, apiKey: 'mock-key', latencyMs: o.mockAi?.latencyMs, failureRate: o.mockAi?.failureRate });
+  if (mock) env.MOCK_AI_BASE_URL = mock.url;
+  log(mock ? `AI provider: mock at ${mock.url}` : 'AI provider: configured real provider');
+
+  const dispatcher = localDispatcher(aws, log);
+  // Handlers are imported after the environment is complete: they read it when first used.
+  const [{ handler: userHandler }, { handler: adminHandler }] = await Promise.all([
+    import('../../../functions/api-user.ts'), import('../../../functions/api-admin.ts'),
+  ]);
+  const { createEngineDeps } = await import('../../engine/default-engine-deps.ts');
+  const engine = createEngineDeps({ ...(o.timing ? { timing: o.timing } : {}), logger: new Logger({ serviceName: 'local-engine', logLevel: 'WARN' }) });
+  const work: BackgroundWork = startBackgroundWork({ aws, engine, dispatcher, dispatchIntervalMs: o.dispatchIntervalMs ?? 2_000, reaperIntervalMs: o.reaperIntervalMs ?? 10_000, log });
+
+  const jwtKey = o.jwtKey ?? (await loadOrCreateLocalJwtKey(DEFAULT_JWT_KEY_FILE));
+  const server = createGatewayServer({ jwtKey, audience: LOCAL_TOKEN_AUDIENCE, userHandler, adminHandler, onError: (err) => log(`gateway error: ${(err as Error).message}`) });
+  const port = await listen(server, o.port, o.host ?? '127.0.0.1');
+  return {
+    url: `http://127.0.0.1:${port}`, port, jwtKey, audience: LOCAL_TOKEN_AUDIENCE, aws, ...(mock ? { mock } : {}),
+    stop: async () => {
+      await new Promise<void>((resolve) => server.close(() => resolve()));
+      server.closeAllConnections?.();
+      await work.stop();
+      await mock?.close();
+      await aws.stop();
+      await closePrisma();
+      await closeSqlPool();
+    },
+  };
+}
+
+function localDispatcher(aws: LocalAws, log: (line: string) => void) {
+  const routes = new Map(createOutboxRoutes({
+    sqs: createSqsClient(), eventBridge: createEventBridgeClient(), eventBusName: LOCAL_EVENT_BUS,
+    queueUrls: { interactive: aws.queues.interactive.queueUrl, background: aws.queues.background.queueUrl },
+  }));
+  if (!aws.motoEndpoint) for (const type of Object.values(JOB_TERMINAL_EVENTS)) routes.set(type, logEventRoute(log));
+  return createDispatcherDeps({ db: getPrisma(), routes, logger: new Logger({ serviceName: 'local-dispatcher', logLevel: 'WARN' }) });
+}
+
+async function listen(server: http.Server, port: number, host: string): Promise<number> {
+  await new Promise<void>((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(port, host, () => resolve());
+  });
+  return (server.address() as { port: number }).port;
+}

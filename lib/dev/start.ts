@@ -1,0 +1,44 @@
+/**
+ * `npm start`: the whole engine locally on embedded defaults. Prints one line with
+ * `listening on http://127.0.0.1:<port>` when ready; Ctrl-C shuts down cleanly.
+ *
+ * Env: DATABASE_URL (default mysql://root@127.0.0.1:3306/ai_jobs), PORT (3000), SQS_PORT (free),
+ * MOCK_AI_LATENCY_MS, MOCK_AI_FAILURE_RATE, DEEPSEEK_API_KEY or OPENAI_COMPAT_BASE_URL + OPENAI_COMPAT_API_KEY
+ * (+ OPENAI_COMPAT_MODEL) for a real provider.
+ */
+import { describeConnectionError } from '../db/connection-errors.ts';
+import { databaseUrlFromEnv } from '../db/database-url.ts';
+import { startLocalRuntime } from './local-runtime/runtime.ts';
+
+const env = process.env;
+const databaseUrl = databaseUrlFromEnv();
+const number = (name: string) => (env[name]?.trim() ? Number(env[name]) : undefined);
+
+try {
+  const runtime = await startLocalRuntime({
+    databaseUrl,
+    port: number('PORT') ?? 3000,
+    sqsPort: number('SQS_PORT'),
+    mockAi: { latencyMs: number('MOCK_AI_LATENCY_MS'), failureRate: number('MOCK_AI_FAILURE_RATE') },
+  });
+  console.log(`SQS (fauxqs) at ${runtime.aws.sqsEndpoint}; get a token with: npm run -s token -- --user alice [--admin]`);
+  console.log(`listening on ${runtime.url}`);
+  let stopping = false;
+  const shutdown = (signal: string) => {
+    if (stopping) return;
+    stopping = true;
+    console.log(`${signal}: stopping (in-flight jobs finish or are released)…`);
+    runtime.stop().then(
+      () => process.exit(0),
+      (err: unknown) => {
+        console.error(err);
+        process.exit(1);
+      },
+    );
+  };
+  process.on('SIGINT', () => shutdown('SIGINT'));
+  process.on('SIGTERM', () => shutdown('SIGTERM'));
+} catch (err) {
+  console.error(describeConnectionError(err, databaseUrl));
+  process.exit(1);
+}
