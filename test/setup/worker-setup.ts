@@ -18,6 +18,9 @@ process.env.AWS_REGION ??= 'us-east-1';
 process.env.AWS_ACCESS_KEY_ID ??= 'test';
 process.env.AWS_SECRET_ACCESS_KEY ??= 'test';
 process.env.POWERTOOLS_DEV ??= 'false';
+// Handlers log refusals at INFO; tests that check logs build their own logger.
+process.env.POWERTOOLS_LOG_LEVEL ??= 'WARN';
+process.env.POWERTOOLS_METRICS_DISABLED ??= 'true';
 
 beforeEach(async () => {
   await truncateAll();
