@@ -37,11 +37,15 @@ const MAX_VISIBILITY_SECONDS = 43_200;
 /** Processes one SQS batch and returns the partial batch response. */
 export async function consumeBatch(event: SQSEvent, config: ConsumerConfig, context?: Context): Promise<SQSBatchResponse> {
   const processor = new BatchProcessor(EventType.SQS);
-  return processPartialResponse(event, (record: SQSRecord) => handleRecord(record, config), processor, {
-    ...(context ? { context } : {}),
-    throwOnFullBatchFailure: false,
-    processInParallel: true,
-  });
+  try {
+    return await processPartialResponse(event, (record: SQSRecord) => handleRecord(record, config), processor, {
+      ...(context ? { context } : {}),
+      throwOnFullBatchFailure: false,
+      processInParallel: true,
+    });
+  } finally {
+    config.engine.metrics.publishStoredMetrics();
+  }
 }
 
 async function handleRecord(record: SQSRecord, config: ConsumerConfig): Promise<void> {

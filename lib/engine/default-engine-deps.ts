@@ -5,6 +5,7 @@
  */
 import { randomUUID } from 'node:crypto';
 import { Logger } from '@aws-lambda-powertools/logger';
+import { Metrics } from '@aws-lambda-powertools/metrics';
 import { getPrisma } from '../db/client.ts';
 import { generate } from '../ai/gateway.ts';
 import { modelRouterFromEnv } from '../ai/provider-config.ts';
@@ -35,6 +36,7 @@ export function createEngineDeps(overrides: EngineOverrides = {}): EngineDeps {
     safety: defaultContentSafetyChecker,
     price: (route, usage) => costOf(route, usage),
     logger: new Logger({ serviceName: 'ai-job-engine' }),
+    metrics: new Metrics({ namespace: 'AiJobs', serviceName: 'ai-job-engine' }),
     instanceId: `consumer-${randomUUID()}`,
     timing: DEFAULT_LEASE_TIMING,
     ...rest,

@@ -3,6 +3,7 @@
  * build the same engine with different endpoints. Defaults: ./default-engine-deps.ts.
  */
 import type { Logger } from '@aws-lambda-powertools/logger';
+import type { Metrics } from '@aws-lambda-powertools/metrics';
 import type { AiJob, PrismaDb } from '../db/client.ts';
 import type { ChatRequest, CredentialSet, GenerateResult, ProviderCallRecord } from '../ai/types.ts';
 import type { PromptTemplate } from '../ai/prompts/prompt-template.ts';
@@ -29,6 +30,8 @@ export interface EngineDeps {
   safety: { check(text: string, phase: 'input' | 'output'): Promise<void> };
   price: PriceFn;
   logger: Logger;
+  /** CloudWatch metrics (EMF); published once per batch by the consumer. */
+  metrics: Pick<Metrics, 'addMetric' | 'publishStoredMetrics'>;
   /** Identifies this consumer (container) as a lease holder. */
   instanceId: string;
   timing: LeaseTiming;

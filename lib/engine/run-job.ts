@@ -4,6 +4,7 @@
  * → PROJECT (one transaction) → COMPLETE (one log line: ids, outcome, latency, tokens — never input,
  * output, snapshot or key). Failures are settled by ./settle.ts.
  */
+import { MetricUnit } from '@aws-lambda-powertools/metrics';
 import type { JobMessage } from '../queue/job-message.ts';
 import { LeaseLostError, StaleTransitionError } from '../jobs/lifecycle-errors.ts';
 import { JobCancelledError, JobTimeoutError, asJobFailure } from '../jobs/failures.ts';
@@ -65,9 +66,17 @@ async function execute(p: Prepared, deps: EngineDeps, control: MessageControl, a
   }
 }
 
+/** Metric per outcome kind (a table, so a new kind cannot go uncounted). */
+const OUTCOME_METRICS: Record<RunOutcome['kind'], string> = {
+  succeeded: 'JobsSucceeded', failed: 'JobsFailed', cancelled: 'JobsCancelled', retry: 'AttemptsRetried', acknowledged: 'DeliveriesAcknowledged',
+};
+
 function complete(
   outcome: RunOutcome, deps: EngineDeps, started: number, extra: { jobType?: string; attempt?: number; tokens?: number } = {},
 ): RunOutcome {
+  deps.metrics.addMetric(OUTCOME_METRICS[outcome.kind], MetricUnit.Count, 1);
+  deps.metrics.addMetric('DeliveryLatency', MetricUnit.Milliseconds, Date.now() - started);
+  if (extra.tokens) deps.metrics.addMetric('TokensUsed', MetricUnit.Count, extra.tokens);
   deps.logger.info('job delivery finished', {
     jobId: outcome.jobId, outcome: outcome.kind, ...('code' in outcome ? { errorCode: outcome.code } : {}),
     ...('reason' in outcome ? { reason: outcome.reason } : {}), ...extra, latencyMs: Date.now() - started,

@@ -38,6 +38,12 @@ export interface HarnessOptions {
   registry?: JobDefinitionRegistry;
   /** Model of the `openai-compat` provider (default `compat-model`). */
   primaryModel?: string;
+  /** Per-request provider deadline (AI_PROVIDER_TIMEOUT_MS), default 20 s. */
+  providerTimeoutMs?: number;
+  /** A mock standing in for DeepSeek (routes `deepseek` there), e.g. to accept only a user's own key. */
+  deepseek?: MockAiServerOptions;
+  /** Resolve credentials as production does (Secrets Manager / KMS on the emulator) instead of the mock key. */
+  realCredentials?: boolean;
 }
 
 export interface EngineHarness {
@@ -61,15 +67,17 @@ export async function startEngineHarness(opts: HarnessOptions = {}): Promise<Eng
   const queues = await createJobQueues(sqs, stage, { maxReceiveCount: opts.maxReceiveCount ?? 10, visibilityTimeoutSeconds: { interactive: 30, background: 30 } });
   const mock = await startMockAiServer({ respond: jobTypeMockResponder, ...opts.mock });
   const primary = opts.primary ? await startMockAiServer({ respond: jobTypeMockResponder, ...opts.primary }) : undefined;
+  const deepseek = opts.deepseek ? await startMockAiServer({ respond: jobTypeMockResponder, ...opts.deepseek }) : undefined;
   const env = {
     MOCK_AI_BASE_URL: mock.url,
     ...(primary ? { OPENAI_COMPAT_BASE_URL: primary.url, OPENAI_COMPAT_MODEL: opts.primaryModel ?? 'compat-model', OPENAI_COMPAT_API_KEY: 'compat-key' } : {}),
-    AI_PROVIDER_TIMEOUT_MS: '20000',
+    ...(deepseek ? { DEEPSEEK_BASE_URL: deepseek.url } : {}),
+    AI_PROVIDER_TIMEOUT_MS: String(opts.providerTimeoutMs ?? 20_000),
   };
   const credentials = platformCredentialSet(platformKeysFromEnv(env));
   const engine = createEngineDeps({
     router: modelRouterFromEnv(env),
-    resolveCredentials: async () => credentials,
+    ...(opts.realCredentials ? {} : { resolveCredentials: async () => credentials }),
     timing: opts.timing ?? FAST_TIMING,
     registry: opts.registry ?? jobRegistry,
     logger: new Logger({ serviceName: 'engine-test', logLevel: 'WARN' }),
@@ -112,6 +120,7 @@ export async function startEngineHarness(opts: HarnessOptions = {}): Promise<Eng
     close: async () => {
       await mock.close();
       await primary?.close();
+      await deepseek?.close();
     },
   };
 }

@@ -1,0 +1,67 @@
+/** The remaining failure codes and the user's own key, through the engine. */
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { CreateKeyCommand } from '@aws-sdk/client-kms';
+import { getPrisma } from '../../lib/db/client.ts';
+import { runJob } from '../../lib/engine/run-job.ts';
+import { ReferenceValidationError } from '../../lib/jobs/failures.ts';
+import type { ResultProjector } from '../../lib/jobs/projector.ts';
+import { createKmsClient } from '../../lib/credentials/aws-clients.ts';
+import { storeUserKey } from '../../lib/credentials/user-credential-repository.ts';
+import { startEngineHarness, type EngineHarness } from '../helpers/engine-harness.ts';
+import { testRegistry } from '../helpers/test-job-types.ts';
+import { insertJob, transitionsOf } from '../helpers/factories.ts';
+
+const db = getPrisma();
+let h: EngineHarness;
+beforeAll(async () => {
+  h = await startEngineHarness({ registry: testRegistry(), providerTimeoutMs: 500 });
+});
+afterAll(async () => h.close());
+
+const messageOf = (job: { id: string; jobType: string; createdAt: Date }) => ({
+  jobId: job.id, jobType: job.jobType, idempotencyKey: `ai.job.enqueue:${job.id}`, createdAt: job.createdAt.toISOString(),
+});
+
+describe('failure codes', () => {
+  it('PROVIDER_TIMEOUT when the provider is slower than its request deadline (retryable)', async () => {
+    const created = await h.create({ jobType: 'quick_retry_job', input: { prompt: 'slow provider', scenario: 'slow:2000' } });
+    expect(await runJob(messageOf(created), h.engine)).toMatchObject({ kind: 'retry', code: 'PROVIDER_TIMEOUT' });
+    expect(await db.aiUsageLog.findFirst({ where: { jobId: created.id } })).toMatchObject({ errorCode: 'PROVIDER_TIMEOUT' });
+  });
+
+  it('REFERENCE_VALIDATION from a projector fails the job without a retry', async () => {
+    const projector: ResultProjector = { key: 'synthetic', project: async () => { throw new ReferenceValidationError('lesson 42 does not exist'); } };
+    const created = await h.create({ jobType: 'quick_retry_job', input: { prompt: 'refers to nothing' } });
+    const outcome = await runJob(messageOf(created), { ...h.engine, projectors: { get: () => projector } });
+    expect(outcome).toMatchObject({ kind: 'failed', code: 'REFERENCE_VALIDATION' });
+    expect(await db.aiJob.findUniqueOrThrow({ where: { id: created.id } })).toMatchObject({ lifecycleStatus: 'failed', attemptCount: 1, publicErrorMessage: 'The AI answer referred to unknown data' });
+  });
+
+  it('UNKNOWN_JOB_TYPE: a queued job whose type is no longer registered fails before any attempt', async () => {
+    const orphan = await insertJob({ jobType: 'retired_job_type' });
+    expect(await runJob(messageOf(orphan), h.engine)).toEqual({ kind: 'failed', jobId: orphan.id, code: 'UNKNOWN_JOB_TYPE' });
+    expect(await db.aiJob.findUniqueOrThrow({ where: { id: orphan.id } })).toMatchObject({ lifecycleStatus: 'failed', errorCode: 'UNKNOWN_JOB_TYPE', attemptCount: 0 });
+    expect((await transitionsOf(orphan.id)).map((t) => `${t.fromStatus}->${t.toStatus}`)).toEqual(['queued->failed']);
+  });
+});
+
+describe("the user's own DeepSeek key", () => {
+  it('is decrypted with KMS and is the key the provider call carries', async () => {
+    const userKey = 'sk-user0wnkey0123456789abcdefghij';
+    const kms = createKmsClient();
+    const { KeyMetadata } = await kms.send(new CreateKeyCommand({ Description: 'engine test' }));
+    const own = await startEngineHarness({ realCredentials: true, deepseek: { apiKey: userKey } });
+    try {
+      await storeUserKey(db, { userId: 'user-1', provider: 'deepseek', apiKey: userKey, kmsKeyId: KeyMetadata!.KeyId! }, { kms });
+      const created = await own.create({
+        jobType: 'feynman_evaluation', credentialMode: 'user_deepseek_key',
+        input: { concept: 'Entropy', explanation: 'Disorder tends to increase.' },
+      });
+      await own.deliver();
+      expect(await db.aiJob.findUniqueOrThrow({ where: { id: created.id } })).toMatchObject({ lifecycleStatus: 'succeeded', modelProvider: 'deepseek' });
+      expect(await db.aiUsageLog.findFirst({ where: { jobId: created.id } })).toMatchObject({ provider: 'deepseek', credentialMode: 'user_deepseek_key', errorCode: null });
+    } finally {
+      await own.close();
+    }
+  });
+});
