@@ -34,16 +34,17 @@ export interface SqlDriverError extends Error {
 }
 
 /**
- * Runs the statements as ONE transaction in ONE round trip (`START TRANSACTION; …; COMMIT`). The server stops
- * at the first failing statement; we then roll back on the same connection before it returns to the pool,
- * so either every statement commits or none does.
+ * Runs the statements as ONE transaction in ONE round trip (`START TRANSACTION; …; COMMIT`) and returns each
+ * statement's result (a result header or rows). The server stops at the first failing statement; we then
+ * roll back on the same connection before it returns to the pool, so either every statement commits or none does.
  */
-export async function runAtomically(statements: SqlStatement[], db: mysql.Pool = getSqlPool()): Promise<void> {
+export async function runAtomically(statements: SqlStatement[], db: mysql.Pool = getSqlPool()): Promise<unknown[]> {
   const script = ['START TRANSACTION', ...statements.map((s) => mysql.format(s.sql, s.values)), 'COMMIT'].join(';\n');
   const conn = await db.getConnection();
   let reusable = true;
   try {
-    await conn.query(script);
+    const [results] = await conn.query(script);
+    return (results as unknown[]).slice(1, -1);
   } catch (err) {
     await conn.query('ROLLBACK').catch(() => {
       reusable = false;

@@ -7,6 +7,7 @@
 import { inTransaction, type AiJob, type Db, type Prisma } from '../db/client.ts';
 import { newId } from '../db/ids.ts';
 import { executeInTransaction, insertStatement, type SqlStatement } from '../db/sql.ts';
+import { runAtomically } from '../db/sql-pool.ts';
 import { isTerminal, type JobState, type TransitionName } from './states.ts';
 import { addJobTerminalEvent } from '../outbox/job-events.ts';
 import { explainRefusal } from './lifecycle-refusals.ts';
@@ -72,36 +73,44 @@ export function queuedJobInsert(row: NewJobRow, meta: TransitionMeta, now = new 
 
 /**
  * Takes the lease for the next attempt: from `queued`, or from `running` when the lease was released or has
- * expired. Increments attemptCount and leaseVersion. Throws LeaseHeldError when another worker holds a live
- * lease, StaleTransitionError when the job is terminal, JobNotFoundError when it does not exist.
+ * expired. Increments attemptCount and leaseVersion, sets startedAt on the first attempt, writes the audit row.
+ * Never part of a caller's transaction (ADR-003 §1.6: the lock must be visible to other workers at once), so it
+ * runs as its own transaction in one round trip on the raw pool; `db` only explains a refusal:
+ * LeaseHeldError when another worker holds a live lease, StaleTransitionError when the job is terminal,
+ * JobNotFoundError when it does not exist.
  */
 export async function lockJob(
   db: Db, jobId: string, holder: string, opts: { leaseMs?: number; now?: Date } = {},
 ): Promise<AiJob> {
   const now = opts.now ?? new Date();
   const lockUntil = new Date(now.getTime() + (opts.leaseMs ?? DEFAULT_LEASE_MS));
-  return inTransaction(db, async (tx) => {
-    const { count } = await tx.aiJob.updateMany({
-      where: {
-        id: jobId,
-        OR: [
-          { lifecycleStatus: 'queued' },
-          { lifecycleStatus: 'running', OR: [{ lockedBy: null }, { lockUntil: { lt: now } }] },
-        ],
-      },
-      data: {
-        lifecycleStatus: 'running', lockedBy: holder, lockedAt: now, lockUntil,
-        leaseVersion: { increment: 1 }, attemptCount: { increment: 1 },
-      },
-    });
-    if (count === 0) throw await explainRefusal(tx, jobId, 'lockJob', now);
-    let job = await tx.aiJob.findUniqueOrThrow({ where: { id: jobId } });
-    if (job.startedAt === null) job = await tx.aiJob.update({ where: { id: jobId }, data: { startedAt: now } });
-    // running → queued is illegal, so attempt 1 is exactly the queued → running edge.
-    const from: JobState = job.attemptCount === 1 ? 'queued' : 'running';
-    await recordTransition(tx, jobId, from, 'running', { actor: holder, reason: `attempt ${job.attemptCount}` }, job.leaseVersion);
-    return job;
-  });
+  const results = await runAtomically(lockStatements(jobId, holder, now, lockUntil));
+  const rows = results.at(-1) as AiJob[];
+  if (rows.length === 0) throw await explainRefusal(db, jobId, 'lockJob', now);
+  return rows[0] as AiJob;
+}
+
+/**
+ * The compare-and-set, the audit row (only when the update matched; running → queued being illegal,
+ * attempt 1 is exactly the queued → running edge) and the locked row, in one script.
+ */
+function lockStatements(jobId: string, holder: string, now: Date, lockUntil: Date): SqlStatement[] {
+  return [
+    {
+      sql: `UPDATE \`AiJob\` SET lifecycleStatus = 'running', lockedBy = ?, lockedAt = ?, lockUntil = ?,
+              leaseVersion = leaseVersion + 1, attemptCount = attemptCount + 1, startedAt = COALESCE(startedAt, ?), updatedAt = ?
+            WHERE id = ? AND (lifecycleStatus = 'queued' OR (lifecycleStatus = 'running' AND (lockedBy IS NULL OR lockUntil < ?)))`,
+      values: [holder, now, lockUntil, now, now, jobId, now],
+    },
+    { sql: 'SET @ai_job_locked = ROW_COUNT()', values: [] },
+    {
+      sql: `INSERT INTO \`AiJobTransition\` (id, jobId, fromStatus, toStatus, actor, reason, leaseVersion, createdAt)
+            SELECT ?, id, IF(attemptCount = 1, 'queued', 'running'), 'running', ?, CONCAT('attempt ', attemptCount), leaseVersion, ?
+            FROM \`AiJob\` WHERE id = ? AND @ai_job_locked = 1`,
+      values: [newId(), holder.slice(0, 128), now, jobId],
+    },
+    { sql: 'SELECT * FROM `AiJob` WHERE id = ? AND @ai_job_locked = 1', values: [jobId] },
+  ];
 }
 
 /** Reports progress (0–100) of the current attempt; fenced like every lease write, no audit row. */
