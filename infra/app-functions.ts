@@ -1,0 +1,156 @@
+/**
+ * The seven Lambdas, their environment and their permissions. Least privilege, spelled out per function
+ * (explicit actions rather than CDK's broader `grant*` helpers where those add actions we never call):
+ *
+ * - ApiUser: sqs:SendMessage on the 2 job queues (eager dispatch); kms:GenerateDataKey on the credentials key.
+ * - ApiAdmin: sqs:SendMessage on the 2 job queues (retry → eager dispatch); sqs:GetQueueAttributes on the
+ *   queues and DLQs (stats).
+ * - Consumer*: its own queue through the event source mapping (receive, delete, ChangeMessageVisibility);
+ *   kms:Decrypt; GetSecretValue on the platform provider secret.
+ * - Dispatcher: sqs:SendMessage on the 2 job queues; events:PutEvents on the bus.
+ * - Reaper: sqs:ReceiveMessage and sqs:ChangeMessageVisibility on the 2 DLQs.
+ * - Migrate: nothing beyond the database.
+ *
+ * On AWS every function reads the database secret (GetSecretValue) and reaches the database through the proxy;
+ * on LocalStack it gets DATABASE_URL directly (see infra/config.ts `target`).
+ */
+import { Duration } from 'aws-cdk-lib';
+import type * as events from 'aws-cdk-lib/aws-events';
+import * as iam from 'aws-cdk-lib/aws-iam';
+import type * as kms from 'aws-cdk-lib/aws-kms';
+import type { IFunction } from 'aws-cdk-lib/aws-lambda';
+import { SqsEventSource } from 'aws-cdk-lib/aws-lambda-event-sources';
+import type { NodejsFunction } from 'aws-cdk-lib/aws-lambda-nodejs';
+import type * as secretsmanager from 'aws-cdk-lib/aws-secretsmanager';
+import type { Construct } from 'constructs';
+import { JOB_QUEUE_NAMES, type QueueName } from '../lib/queue/queue-definitions.ts';
+import { createAppFunction, type DatabaseAccess, type FunctionContext } from './app-function.ts';
+import { BUNDLED_MIGRATIONS_DIR, type LambdaName } from './bundling.ts';
+import type { StageConfig } from './config.ts';
+import type { JobQueues } from './job-queues.ts';
+
+export interface AppResources {
+  config: StageConfig;
+  database: DatabaseAccess;
+  queues: JobQueues;
+  bus: events.IEventBus;
+  credentialsKey: kms.IKey;
+  platformSecret: secretsmanager.ISecret;
+  /** Content hash of prisma/migrations: a change re-runs the migration trigger. */
+  migrationsHash: string;
+}
+
+export interface AppFunctions {
+  apiUser: NodejsFunction;
+  apiAdmin: NodejsFunction;
+  consumers: Record<QueueName, NodejsFunction>;
+  dispatcher: NodejsFunction;
+  reaper: NodejsFunction;
+  migrate: NodejsFunction;
+}
+
+const CONSUMER_NAMES: Record<QueueName, LambdaName> = { interactive: 'ConsumerInteractive', background: 'ConsumerBackground' };
+
+export function createAppFunctions(scope: Construct, r: AppResources): AppFunctions {
+  const ctx = functionContext(r);
+  const queueEnv = queueEnvironment(r);
+  const dlqEnv = deadLetterEnvironment(r);
+  const create = (name: LambdaName, props: Parameters<typeof createAppFunction>[3]) => {
+    const fn = createAppFunction(scope, name, ctx, props);
+    if (r.database.secret) allow(fn, ['secretsmanager:GetSecretValue'], [r.database.secret.secretArn]);
+    return fn;
+  };
+  const api = { timeout: Duration.seconds(15), memoryMb: 1024 };
+  const apiUser = create('ApiUser', { ...api, environment: { ...queueEnv, ...dbPool(3), CREDENTIALS_KMS_KEY_ID: r.credentialsKey.keyArn } });
+  const apiAdmin = create('ApiAdmin', { ...api, environment: { ...queueEnv, ...dlqEnv, ...dbPool(3) } });
+  const dispatcher = create('Dispatcher', { timeout: Duration.seconds(55), environment: { ...queueEnv, ...dbPool(3) } });
+  const reaper = create('Reaper', { timeout: Duration.seconds(60), environment: { ...dlqEnv, ...dbPool(3) } });
+  const migrate = create('Migrate', {
+    timeout: Duration.minutes(10),
+    environment: { MIGRATIONS_DIR: `/var/task/${BUNDLED_MIGRATIONS_DIR}`, MIGRATIONS_HASH: r.migrationsHash },
+  });
+  const consumers = Object.fromEntries(JOB_QUEUE_NAMES.map((queue) => [queue, createConsumer(create, queue, r, queueEnv)])) as
+    Record<QueueName, NodejsFunction>;
+
+  const jobQueueArns = r.queues.allQueues().map((q) => q.queueArn);
+  const deadLetterArns = r.queues.allDeadLetterQueues().map((q) => q.queueArn);
+  allow(apiUser, ['sqs:SendMessage'], jobQueueArns);
+  allow(apiUser, ['kms:GenerateDataKey'], [r.credentialsKey.keyArn]);
+  allow(apiAdmin, ['sqs:SendMessage'], jobQueueArns);
+  allow(apiAdmin, ['sqs:GetQueueAttributes'], [...jobQueueArns, ...deadLetterArns]);
+  allow(dispatcher, ['sqs:SendMessage'], jobQueueArns);
+  r.bus.grantPutEventsTo(dispatcher);
+  allow(reaper, ['sqs:ReceiveMessage', 'sqs:ChangeMessageVisibility'], deadLetterArns);
+  return { apiUser, apiAdmin, consumers, dispatcher, reaper, migrate };
+}
+
+function createConsumer(
+  create: (name: LambdaName, props: Parameters<typeof createAppFunction>[3]) => NodejsFunction,
+  queue: QueueName,
+  r: AppResources,
+  queueEnv: Record<string, string>,
+): NodejsFunction {
+  const settings = r.config.consumers[queue];
+  const fn = create(CONSUMER_NAMES[queue], {
+    timeout: Duration.seconds(settings.timeoutSeconds),
+    memoryMb: settings.memoryMb,
+    environment: {
+      ...queueEnv,
+      ...dbPool(Math.max(3, settings.batchSize * 2)),
+      PLATFORM_PROVIDER_SECRET_ID: r.platformSecret.secretArn,
+      CREDENTIALS_KMS_KEY_ID: r.credentialsKey.keyArn,
+      ...(r.config.deepseekBaseUrl ? { DEEPSEEK_BASE_URL: r.config.deepseekBaseUrl } : {}),
+      ...(r.config.mockAiBaseUrl ? { MOCK_AI_BASE_URL: r.config.mockAiBaseUrl } : {}),
+    },
+  });
+  // The mapping grants receive, delete and ChangeMessageVisibility (retry backoff, lease extension) on this queue only.
+  fn.addEventSource(new SqsEventSource(r.queues.queues[queue], {
+    batchSize: settings.batchSize,
+    maxConcurrency: settings.maxConcurrency,
+    reportBatchItemFailures: true,
+  }));
+  allow(fn, ['kms:Decrypt'], [r.credentialsKey.keyArn]);
+  allow(fn, ['secretsmanager:GetSecretValue'], [r.platformSecret.secretArn]);
+  return fn;
+}
+
+function functionContext(r: AppResources): FunctionContext {
+  return {
+    stage: r.config.stage,
+    production: r.config.production,
+    logRetentionDays: r.config.logRetentionDays,
+    database: r.database,
+  };
+}
+
+/**
+ * Where the job queues and the bus are, and the queue options — the variables lib/config/aws.ts reads, so
+ * `jobQueueDefinitions(stageFromEnv(env), queueOptionsFromEnv(env))` in a function equals the stack's queues.
+ */
+function queueEnvironment(r: AppResources): Record<string, string> {
+  const { queues, definitions } = r.queues;
+  return {
+    INTERACTIVE_QUEUE_URL: queues.interactive.queueUrl,
+    BACKGROUND_QUEUE_URL: queues.background.queueUrl,
+    EVENT_BUS_NAME: r.bus.eventBusName,
+    QUEUE_MAX_RECEIVE_COUNT: String(r.config.maxReceiveCount),
+    INTERACTIVE_VISIBILITY_TIMEOUT_SECONDS: String(definitions.interactive.queue.visibilityTimeoutSeconds),
+    BACKGROUND_VISIBILITY_TIMEOUT_SECONDS: String(definitions.background.queue.visibilityTimeoutSeconds),
+  };
+}
+
+/** The dead-letter queues the reaper reads and the admin stats count (lib/engine/reaper-run.ts). */
+function deadLetterEnvironment(r: AppResources): Record<string, string> {
+  return {
+    INTERACTIVE_DLQ_URL: r.queues.deadLetterQueues.interactive.queueUrl,
+    BACKGROUND_DLQ_URL: r.queues.deadLetterQueues.background.queueUrl,
+  };
+}
+
+function dbPool(connections: number): Record<string, string> {
+  return { DATABASE_CONNECTION_LIMIT: String(connections) };
+}
+
+function allow(fn: IFunction, actions: string[], resources: string[]): void {
+  fn.addToRolePolicy(new iam.PolicyStatement({ actions, resources }));
+}

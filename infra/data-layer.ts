@@ -1,0 +1,117 @@
+/**
+ * Network and database: a two-AZ VPC (public subnets for the NAT gateways, private subnets with egress for
+ * the Lambdas, which must reach the AI provider, isolated subnets for the database), an Aurora MySQL 3
+ * Serverless v2 cluster with an RDS-generated secret, and an RDS Proxy in front of it.
+ *
+ * Lambdas reach the database only through the proxy, with the secret's user and password over TLS (the
+ * proxy requires it): many short-lived Lambda connections become a few pooled database connections.
+ * The VPC takes its AZs from `Fn::GetAZs`, so the stack stays environment-agnostic (no context lookups).
+ */
+import { CfnOutput, Duration, RemovalPolicy } from 'aws-cdk-lib';
+import * as ec2 from 'aws-cdk-lib/aws-ec2';
+import * as rds from 'aws-cdk-lib/aws-rds';
+import type * as secretsmanager from 'aws-cdk-lib/aws-secretsmanager';
+import { Construct } from 'constructs';
+import type { DatabaseAccess } from './app-function.ts';
+import type { StageConfig } from './config.ts';
+
+/** The schema the application uses (the secret's `dbname`). */
+export const DATABASE_NAME = 'ai_jobs';
+const DATABASE_USER = 'ai_jobs_admin';
+
+export class DataLayer extends Construct {
+  readonly vpc: ec2.Vpc;
+  readonly cluster: rds.DatabaseCluster;
+  readonly proxy: rds.DatabaseProxy;
+  readonly secret: secretsmanager.ISecret;
+  /** Every Lambda gets this group; the proxy admits it on the MySQL port. */
+  readonly lambdaSecurityGroup: ec2.SecurityGroup;
+  private readonly requireTls: boolean;
+
+  constructor(scope: Construct, id: string, config: StageConfig) {
+    super(scope, id);
+    this.vpc = new ec2.Vpc(this, 'Vpc', {
+      maxAzs: 2,
+      natGateways: config.natGateways,
+      subnetConfiguration: [
+        { name: 'public', subnetType: ec2.SubnetType.PUBLIC, cidrMask: 24 },
+        { name: 'lambda', subnetType: ec2.SubnetType.PRIVATE_WITH_EGRESS, cidrMask: 22 },
+        { name: 'database', subnetType: ec2.SubnetType.PRIVATE_ISOLATED, cidrMask: 24 },
+      ],
+    });
+    this.lambdaSecurityGroup = new ec2.SecurityGroup(this, 'LambdaSecurityGroup', {
+      vpc: this.vpc, description: 'AI job Lambdas', allowAllOutbound: true,
+    });
+    this.cluster = this.createCluster(config);
+    this.secret = this.cluster.secret!;
+    this.proxy = this.createProxy(config);
+    this.requireTls = config.database.requireTls;
+    new CfnOutput(scope, 'DatabaseProxyEndpoint', { value: this.proxy.endpoint });
+  }
+
+  /**
+   * What functions need to connect: the proxy endpoint, the schema, the secret's ARN (lib/config/database-secret.ts
+   * builds DATABASE_URL from it at cold start), TLS when the proxy requires it, and the VPC to run in.
+   */
+  access(): DatabaseAccess {
+    return {
+      secret: this.secret,
+      network: { vpc: this.vpc, securityGroup: this.lambdaSecurityGroup },
+      environment: {
+        DATABASE_SECRET_ARN: this.secret.secretArn,
+        DATABASE_HOST: this.proxy.endpoint,
+        DATABASE_NAME,
+        ...(this.requireTls ? { DATABASE_TLS: 'true' } : {}),
+      },
+    };
+  }
+
+  private createCluster(config: StageConfig): rds.DatabaseCluster {
+    const production = config.production;
+    const generatedSecret = new rds.DatabaseSecret(this, 'Secret', {
+      username: DATABASE_USER,
+      secretName: `ai-jobs/${config.stage}/database`,
+    });
+    // Retained with a retained cluster: without it nobody knows the master password.
+    generatedSecret.applyRemovalPolicy(production ? RemovalPolicy.RETAIN : RemovalPolicy.DESTROY);
+    return new rds.DatabaseCluster(this, 'Cluster', {
+      engine: rds.DatabaseClusterEngine.auroraMysql({ version: rds.AuroraMysqlEngineVersion.VER_3_10_0 }),
+      credentials: rds.Credentials.fromSecret(generatedSecret),
+      defaultDatabaseName: DATABASE_NAME,
+      writer: rds.ClusterInstance.serverlessV2('Writer'),
+      readers: Array.from({ length: config.database.readers }, (_, i) =>
+        rds.ClusterInstance.serverlessV2(`Reader${i + 1}`, { scaleWithWriter: true })),
+      serverlessV2MinCapacity: config.database.minCapacity,
+      serverlessV2MaxCapacity: config.database.maxCapacity,
+      vpc: this.vpc,
+      vpcSubnets: { subnetType: ec2.SubnetType.PRIVATE_ISOLATED },
+      storageEncrypted: true,
+      backup: { retention: Duration.days(production ? 14 : 1) },
+      deletionProtection: production,
+      removalPolicy: production ? RemovalPolicy.RETAIN : RemovalPolicy.SNAPSHOT,
+      cloudwatchLogsExports: ['error', 'slowquery'],
+    });
+  }
+
+  private createProxy(config: StageConfig): rds.DatabaseProxy {
+    const proxySecurityGroup = new ec2.SecurityGroup(this, 'ProxySecurityGroup', {
+      vpc: this.vpc, description: 'RDS Proxy of the AI job database', allowAllOutbound: false,
+    });
+    const proxy = this.cluster.addProxy('Proxy', {
+      dbProxyName: `ai-jobs-${config.stage}`,
+      vpc: this.vpc,
+      vpcSubnets: { subnetType: ec2.SubnetType.PRIVATE_ISOLATED },
+      secrets: [this.secret],
+      securityGroups: [proxySecurityGroup],
+      requireTLS: config.database.requireTls,
+      iamAuth: false,
+      borrowTimeout: Duration.seconds(30),
+      // The mariadb driver sets session variables (time zone) on connect; they must not pin every session.
+      sessionPinningFilters: [rds.SessionPinningFilter.EXCLUDE_VARIABLE_SETS],
+    });
+    proxy.connections.allowFrom(this.lambdaSecurityGroup, ec2.Port.tcp(3306), 'Lambdas to the proxy');
+    this.cluster.connections.allowDefaultPortFrom(proxySecurityGroup, 'RDS Proxy to the cluster');
+    proxySecurityGroup.addEgressRule(this.cluster.connections.securityGroups[0]!, ec2.Port.tcp(3306), 'proxy to the cluster');
+    return proxy;
+  }
+}

@@ -1,0 +1,84 @@
+/**
+ * The HTTP API: one route per entry of lib/api/routes.ts, user routes to the user Lambda and admin routes to
+ * the admin Lambda, every route behind the JWT authorizer (issuer and audience from context). The admin
+ * Lambda also checks the caller's `SUPER_ADMIN` role itself (lib/api/auth.ts); an optional `adminScope`
+ * makes API Gateway require an OAuth scope on admin routes as well. Throttling is set on the stage.
+ */
+import { CfnOutput, RemovalPolicy } from 'aws-cdk-lib';
+import * as apigw from 'aws-cdk-lib/aws-apigatewayv2';
+import { HttpJwtAuthorizer } from 'aws-cdk-lib/aws-apigatewayv2-authorizers';
+import { HttpLambdaIntegration } from 'aws-cdk-lib/aws-apigatewayv2-integrations';
+import { AccessLogFormat } from 'aws-cdk-lib/aws-apigateway';
+import type * as lambda from 'aws-cdk-lib/aws-lambda';
+import * as logs from 'aws-cdk-lib/aws-logs';
+import { Construct } from 'constructs';
+import { ADMIN_ROUTES, USER_ROUTES, type ApiRoute } from '../lib/api/routes.ts';
+import type { StageConfig } from './config.ts';
+
+export interface JobsHttpApiProps {
+  config: StageConfig;
+  userFunction: lambda.IFunction;
+  adminFunction: lambda.IFunction;
+}
+
+/** Fields of each access log line (HTTP API `$context` variables). */
+const ACCESS_LOG_FIELDS = {
+  requestId: '$context.requestId',
+  time: '$context.requestTime',
+  routeKey: '$context.routeKey',
+  status: '$context.status',
+  latencyMs: '$context.responseLatency',
+  integrationError: '$context.integrationErrorMessage',
+  authorizerError: '$context.authorizer.error',
+  sourceIp: '$context.identity.sourceIp',
+};
+
+export class JobsHttpApi extends Construct {
+  readonly api: apigw.HttpApi;
+  readonly stage: apigw.HttpStage;
+
+  constructor(scope: Construct, id: string, props: JobsHttpApiProps) {
+    super(scope, id);
+    const { config } = props;
+    const authorizer = new HttpJwtAuthorizer('Jwt', config.jwtIssuer, { jwtAudience: config.jwtAudience });
+    this.api = new apigw.HttpApi(this, 'Api', {
+      apiName: `ai-jobs-${config.stage}`,
+      createDefaultStage: false,
+      defaultAuthorizer: authorizer,
+    });
+    const accessLogs = new logs.LogGroup(this, 'AccessLogs', {
+      retention: logs.RetentionDays.ONE_MONTH,
+      removalPolicy: config.production ? RemovalPolicy.RETAIN : RemovalPolicy.DESTROY,
+    });
+    this.stage = this.api.addStage('DefaultStage', {
+      stageName: '$default',
+      autoDeploy: true,
+      throttle: { rateLimit: config.apiThrottle.rateLimit, burstLimit: config.apiThrottle.burstLimit },
+      accessLogSettings: {
+        destination: new apigw.LogGroupLogDestination(accessLogs),
+        format: AccessLogFormat.custom(JSON.stringify(ACCESS_LOG_FIELDS)),
+      },
+    });
+    this.addRoutes(USER_ROUTES, new HttpLambdaIntegration('UserIntegration', props.userFunction), authorizer, []);
+    const adminScopes = config.adminScope ? [config.adminScope] : [];
+    this.addRoutes(ADMIN_ROUTES, new HttpLambdaIntegration('AdminIntegration', props.adminFunction), authorizer, adminScopes);
+    new CfnOutput(scope, 'ApiUrl', { value: this.stage.url });
+  }
+
+  private addRoutes(
+    routes: readonly ApiRoute[],
+    integration: HttpLambdaIntegration,
+    authorizer: HttpJwtAuthorizer,
+    authorizationScopes: string[],
+  ): void {
+    for (const route of routes) {
+      this.api.addRoutes({
+        path: route.path,
+        methods: [apigw.HttpMethod[route.method]],
+        integration,
+        authorizer,
+        ...(authorizationScopes.length ? { authorizationScopes } : {}),
+      });
+    }
+  }
+}

@@ -1,0 +1,65 @@
+/**
+ * Migrations on every deployment, before new code serves traffic.
+ *
+ * Mechanism: a `triggers.Trigger` on the Migrate function (functions/migrate.ts, the offline runner of
+ * lib/db/migrator.ts with prisma/migrations copied into its asset). CloudFormation invokes it synchronously and
+ * fails the deployment if it throws; every other function, and with it each event source mapping and API
+ * integration, depends on the trigger, so no new handler code is deployed until migrations are applied.
+ *
+ * When it runs: a Trigger runs when the Migrate function's current version changes. The version changes with
+ * the function's code (so with the runner and the copied migrations: the asset hash is the bundle's output hash)
+ * and with its configuration, which carries `MIGRATIONS_HASH` — a hash of prisma/migrations computed here — so
+ * a changed migration always re-runs it, even where the asset hash is not computed from the output
+ * (tests skip bundling). A deployment that changes neither has nothing to apply: the runner would skip every
+ * migration anyway. A CustomResource with the hash as a property would behave the same; the Trigger is the
+ * construct made for this and needs no handler of our own for Create/Update/Delete events.
+ *
+ * Consequences: migrations run while the previous code still serves, and a failed deployment rolls the code
+ * back but not the schema — so every migration must be backward compatible (expand first, contract in a later
+ * release).
+ */
+import { createHash } from 'node:crypto';
+import { readdirSync, readFileSync } from 'node:fs';
+import path from 'node:path';
+import { Duration } from 'aws-cdk-lib';
+import type * as lambda from 'aws-cdk-lib/aws-lambda';
+import { Trigger } from 'aws-cdk-lib/triggers';
+import type { Construct } from 'constructs';
+import { PROJECT_ROOT } from './bundling.ts';
+
+export const MIGRATIONS_SOURCE_DIR = path.join(PROJECT_ROOT, 'prisma', 'migrations');
+
+/** SHA-256 over every file's relative path and content in `dir`, in sorted order. */
+export function migrationsHash(dir = MIGRATIONS_SOURCE_DIR): string {
+  const hash = createHash('sha256');
+  const files = (readdirSync(dir, { recursive: true, withFileTypes: true }))
+    .filter((entry) => entry.isFile())
+    .map((entry) => path.relative(dir, path.join(entry.parentPath, entry.name)))
+    .sort();
+  for (const file of files) {
+    hash.update(`${file}\0`);
+    hash.update(readFileSync(path.join(dir, file)));
+    hash.update('\0');
+  }
+  return hash.digest('hex');
+}
+
+export interface DeployTimeMigrationsProps {
+  migrate: lambda.Function;
+  /** What must exist before migrating: the network, the database, the proxy and their security rules. */
+  after: Construct[];
+  /** What must not change before migrations are applied (every other function). */
+  before: Construct[];
+}
+
+/** The trigger that runs `migrate` during deployment (see the module comment). */
+export function deployTimeMigrations(scope: Construct, props: DeployTimeMigrationsProps): Trigger {
+  return new Trigger(scope, 'MigrateOnDeploy', {
+    handler: props.migrate,
+    // Past the function's own timeout, so a slow migration fails as the function's error, not the invoke's.
+    timeout: props.migrate.timeout ? props.migrate.timeout.plus(Duration.minutes(1)) : Duration.minutes(11),
+    executeOnHandlerChange: true,
+    executeAfter: props.after,
+    executeBefore: props.before,
+  });
+}

@@ -1,0 +1,106 @@
+/**
+ * DATABASE_URL from the RDS-generated secret (lib/config/database-secret.ts), against Secrets Manager on
+ * moto_server (or LocalStack when AWS_ENDPOINT_URL points there).
+ */
+import { randomUUID } from 'node:crypto';
+import { CreateSecretCommand } from '@aws-sdk/client-secrets-manager';
+import { afterAll, describe, expect, it } from 'vitest';
+import { createSecretsManagerClient } from '../../lib/credentials/aws-clients.ts';
+import { DatabaseSecretError, databaseUrlFromSecret, ensureDatabaseUrl } from '../../lib/config/database-secret.ts';
+import { parseDatabaseUrl } from '../../lib/db/database-url.ts';
+
+const secrets = createSecretsManagerClient();
+afterAll(() => secrets.destroy());
+
+/** A secret shaped like the one RDS generates for a cluster, with characters that need URL-encoding. */
+const rdsSecret = {
+  username: 'ai_jobs admin',
+  password: 'p@ss:w/rd%?#&=+',
+  engine: 'mysql',
+  host: 'cluster.cluster-abc.eu-west-1.rds.amazonaws.com',
+  port: 3306,
+  dbname: 'ai_jobs',
+  dbClusterIdentifier: 'cluster',
+};
+
+async function createSecret(value: unknown): Promise<string> {
+  const { ARN } = await secrets.send(new CreateSecretCommand({ Name: `db-${randomUUID()}`, SecretString: JSON.stringify(value) }));
+  return ARN!;
+}
+
+/** An environment like a deployed function's: AWS endpoint and region from the test setup, no DATABASE_URL. */
+function lambdaEnv(extra: Record<string, string>): Record<string, string | undefined> {
+  const { DATABASE_URL: _url, ...env } = process.env;
+  return { ...env, ...extra };
+}
+
+describe('ensureDatabaseUrl', () => {
+  it('builds DATABASE_URL from the secret, with the proxy endpoint as host and user and password encoded', async () => {
+    const env = lambdaEnv({ DATABASE_SECRET_ARN: await createSecret(rdsSecret), DATABASE_HOST: 'proxy.proxy-abc.rds.amazonaws.com' });
+    await ensureDatabaseUrl(env);
+    expect(parseDatabaseUrl(env.DATABASE_URL!)).toMatchObject({
+      host: 'proxy.proxy-abc.rds.amazonaws.com', port: 3306, user: rdsSecret.username, password: rdsSecret.password, database: 'ai_jobs',
+    });
+  });
+
+  it('leaves a DATABASE_URL that is already set alone, without asking Secrets Manager', async () => {
+    const env = { DATABASE_URL: 'mysql://root@127.0.0.1:3306/x', DATABASE_SECRET_ARN: 'arn:aws:secretsmanager:us-east-1:000000000000:secret:missing' };
+    await ensureDatabaseUrl(env);
+    expect(env.DATABASE_URL).toBe('mysql://root@127.0.0.1:3306/x');
+  });
+
+  it('fetches once for concurrent callers of one container', async () => {
+    const env = lambdaEnv({ DATABASE_SECRET_ARN: await createSecret(rdsSecret) });
+    const first = ensureDatabaseUrl(env);
+    expect(ensureDatabaseUrl(env)).toBe(first);
+    await first;
+    expect(parseDatabaseUrl(env.DATABASE_URL!).host).toBe(rdsSecret.host);
+  });
+
+  it('forgets a failed fetch, so the next invocation tries again', async () => {
+    const name = `db-${randomUUID()}`;
+    const env = lambdaEnv({ DATABASE_SECRET_ARN: name });
+    await expect(ensureDatabaseUrl(env)).rejects.toMatchObject({ name: 'ResourceNotFoundException' });
+    await secrets.send(new CreateSecretCommand({ Name: name, SecretString: JSON.stringify(rdsSecret) }));
+    await ensureDatabaseUrl(env);
+    expect(env.DATABASE_URL).toBeDefined();
+  });
+
+  it('refuses to start with neither DATABASE_URL nor DATABASE_SECRET_ARN', async () => {
+    await expect(ensureDatabaseUrl({})).rejects.toBeInstanceOf(DatabaseSecretError);
+  });
+});
+
+describe('databaseUrlFromSecret', () => {
+  it('adds ssl=true when DATABASE_TLS is true, and the pool size when DATABASE_CONNECTION_LIMIT is set', () => {
+    const url = new URL(databaseUrlFromSecret(JSON.stringify(rdsSecret), { DATABASE_TLS: 'true', DATABASE_CONNECTION_LIMIT: '3' }));
+    expect(url.searchParams.get('ssl')).toBe('true');
+    expect(parseDatabaseUrl(url.toString()).connectionLimit).toBe(3);
+  });
+
+  it('takes DATABASE_NAME over the secret, and needs one of them', () => {
+    expect(parseDatabaseUrl(databaseUrlFromSecret(JSON.stringify(rdsSecret), { DATABASE_NAME: 'other' })).database).toBe('other');
+    const { dbname: _db, ...withoutDb } = rdsSecret;
+    expect(() => databaseUrlFromSecret(JSON.stringify(withoutDb))).toThrow(/dbname/);
+  });
+
+  it('names the missing field but never a value of the secret', () => {
+    const errors = [
+      () => databaseUrlFromSecret(JSON.stringify({ ...rdsSecret, username: '' })),
+      () => databaseUrlFromSecret(`{"password":"${rdsSecret.password}"`),
+      () => databaseUrlFromSecret(JSON.stringify({ ...rdsSecret, port: 'x' })),
+    ].map((fn) => {
+      try {
+        fn();
+      } catch (err) {
+        return err as Error;
+      }
+      throw new Error('expected a DatabaseSecretError');
+    });
+    for (const err of errors) {
+      expect(err).toBeInstanceOf(DatabaseSecretError);
+      expect(`${err.message} ${String(err.cause ?? '')}`).not.toContain(rdsSecret.password);
+    }
+    expect(errors[0]!.message).toMatch(/username/);
+  });
+});
