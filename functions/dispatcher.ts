@@ -6,7 +6,7 @@
 import type { Context, ScheduledEvent } from 'aws-lambda';
 import { runScheduledDispatch, type DispatchRunSummary } from '../lib/outbox/dispatcher.ts';
 import { defaultDispatcherDeps } from '../lib/outbox/dispatcher-deps.ts';
+import { withDatabase } from '../lib/config/with-database.ts';
 
-export async function handler(_event: ScheduledEvent, context: Context): Promise<DispatchRunSummary> {
-  return runScheduledDispatch(defaultDispatcherDeps(), { remainingTimeMs: () => context.getRemainingTimeInMillis() });
-}
+export const handler = withDatabase(async (_event: ScheduledEvent, context: Context): Promise<DispatchRunSummary> =>
+  runScheduledDispatch(defaultDispatcherDeps(), { remainingTimeMs: () => context.getRemainingTimeInMillis() }));

@@ -12,7 +12,7 @@ const logger = new Logger({ serviceName: 'ai-job-migrate' });
 
 export async function handler(): Promise<MigrationResult> {
   await ensureDatabaseUrl();
-  const result = await migrateDatabase(databaseUrlFromEnv(), process.env.MIGRATIONS_DIR?.trim() || DEFAULT_MIGRATIONS_DIR);
+  const result = await migrateDatabase(databaseUrlFromEnv(), DEFAULT_MIGRATIONS_DIR);
   logger.info('migrations applied', { ...result });
   return result;
 }

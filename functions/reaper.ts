@@ -3,11 +3,12 @@
  * leases), whose redelivery never came, or whose message was dead-lettered (see lib/engine/reaper.ts).
  */
 import type { ScheduledEvent } from 'aws-lambda';
+import { withDatabase } from '../lib/config/with-database.ts';
 import { reaperDepsFromEnv, runReaper, type ReaperDeps, type ReaperRunSummary } from '../lib/engine/reaper-run.ts';
 
 let deps: ReaperDeps | undefined;
 
-export async function handler(_event: ScheduledEvent): Promise<ReaperRunSummary> {
+export const handler = withDatabase(async (_event: ScheduledEvent, _context: unknown): Promise<ReaperRunSummary> => {
   deps ??= reaperDepsFromEnv();
   return runReaper(deps);
-}
+});

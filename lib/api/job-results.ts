@@ -3,7 +3,7 @@
  * `jobType` (a registration, never a branch). A reader reads the business rows the type's projector wrote
  * for one job — never the model's raw or validated output, which the engine does not keep.
  */
-import { z } from 'zod';
+import * as z from 'zod';
 import type { AiJob, Db } from '../db/client.ts';
 import { responseSchemas } from './response-schemas.ts';
 

@@ -3,7 +3,7 @@
  * with zod's `z.toJSONSchema` (JSON Schema 2020-12, which OpenAPI 3.1 uses). The committed copy is
  * docs/openapi.json (`npm run openapi`); test/api/openapi.test.ts fails when it is stale.
  */
-import { z } from 'zod';
+import * as z from 'zod';
 import { jobRegistry, type JobDefinitionRegistry } from '../jobs/registry.ts';
 import { JOB_RESULT_READERS } from './job-results.ts';
 import { QUERY_SCHEMAS, idempotencyKeySchema, jobIdSchema, putCredentialBodySchema } from './request-schemas.ts';

@@ -3,7 +3,7 @@
  * not a job type's input (those are the definitions' own `inputSchema`). Every object is strict: an unknown
  * field or query parameter is a 400, not silently ignored. The same schemas generate the OpenAPI document.
  */
-import { z } from 'zod';
+import * as z from 'zod';
 import { ULID_PATTERN } from '../db/ids.ts';
 import { JOB_TYPE_PATTERN, QUEUE_NAMES } from '../jobs/definition.ts';
 import { JOB_STATES } from '../jobs/states.ts';

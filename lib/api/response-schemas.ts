@@ -3,7 +3,7 @@
  * They document the API (OpenAPI components, generated with `io: 'output'`) and tests parse real responses
  * with them. `JobStatusResponse` is frozen by ADR-003 §7.2: add nothing to it; admin views extend it.
  */
-import { z } from 'zod';
+import * as z from 'zod';
 import { OutboxStatus } from '../db/generated/enums.ts';
 import { CREDENTIAL_MODES, QUEUE_NAMES } from '../jobs/definition.ts';
 import { JOB_STATES } from '../jobs/states.ts';

@@ -5,7 +5,7 @@
 import { PrismaMariaDb } from '@prisma/adapter-mariadb';
 import { PrismaClient } from './generated/client.ts';
 import type { Prisma } from './generated/client.ts';
-import { databaseUrlFromEnv, parseDatabaseUrl } from './database-url.ts';
+import { databaseUrlFromEnv, parseDatabaseUrl, tlsOptions } from './database-url.ts';
 
 export type { Prisma };
 export type { AiJob, AiJobSnapshot, AiJobArtifact, AiJobTransition, OutboxEvent, AiUsageLog, UserModelCredential } from './generated/client.ts';
@@ -25,6 +25,7 @@ export function createPrismaClient(url: string): PrismaDb {
       database: s.database,
       connectionLimit: s.connectionLimit,
       allowPublicKeyRetrieval: s.allowPublicKeyRetrieval,
+      ...tlsOptions(s),
       // Timestamps are stored and read as UTC whatever the server's time zone.
       timezone: 'Z',
     },

@@ -14,6 +14,13 @@ export interface DatabaseSettings {
   connectionLimit: number;
   /** Needed for MySQL 8 `caching_sha2_password` without TLS (mariadb driver). */
   allowPublicKeyRetrieval: boolean;
+  /** `?ssl=true`: TLS with certificate verification (RDS Proxy requires TLS; Node trusts its certificate). */
+  ssl: boolean;
+}
+
+/** Driver TLS options for the settings: verify the server certificate, or no TLS. */
+export function tlsOptions(s: Pick<DatabaseSettings, 'ssl'>): { ssl: { rejectUnauthorized: true } } | Record<string, never> {
+  return s.ssl ? { ssl: { rejectUnauthorized: true } } : {};
 }
 
 export class InvalidDatabaseUrlError extends Error {
@@ -44,6 +51,7 @@ export function parseDatabaseUrl(url: string): DatabaseSettings {
     database: decodeURIComponent(parsed.pathname.replace(/^\//, '')),
     connectionLimit: Number.isInteger(limit) && limit > 0 ? limit : 10,
     allowPublicKeyRetrieval: parsed.searchParams.get('allowPublicKeyRetrieval') !== 'false',
+    ssl: parsed.searchParams.get('ssl') === 'true',
   };
 }
 

@@ -10,9 +10,10 @@ import { readdir, readFile } from 'node:fs/promises';
 import { fileURLToPath } from 'node:url';
 import path from 'node:path';
 import mysql from 'mysql2/promise';
-import { parseDatabaseUrl } from './database-url.ts';
+import { parseDatabaseUrl, tlsOptions } from './database-url.ts';
 
-export const DEFAULT_MIGRATIONS_DIR = fileURLToPath(new URL('../../prisma/migrations', import.meta.url));
+/** `MIGRATIONS_DIR` when set (a bundled Lambda ships the folder beside its code), else the repository's. */
+export const DEFAULT_MIGRATIONS_DIR = process.env.MIGRATIONS_DIR?.trim() || fileURLToPath(new URL('../../prisma/migrations', import.meta.url));
 
 const MIGRATIONS_TABLE_DDL = `CREATE TABLE IF NOT EXISTS \`_prisma_migrations\` (
     \`id\` VARCHAR(36) PRIMARY KEY NOT NULL,
@@ -84,7 +85,7 @@ export async function migrateDatabase(url: string, dir = DEFAULT_MIGRATIONS_DIR)
   if (!s.database) throw new MigrationError('DATABASE_URL names no database (expected mysql://…/<database>)');
   const migrations = await readMigrations(dir);
   const conn = await mysql.createConnection({
-    host: s.host, port: s.port, user: s.user, password: s.password, multipleStatements: true, timezone: 'Z',
+    host: s.host, port: s.port, user: s.user, password: s.password, multipleStatements: true, timezone: 'Z', ...tlsOptions(s),
   });
   try {
     const [created] = await conn.query<mysql.ResultSetHeader>(

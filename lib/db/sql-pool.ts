@@ -4,7 +4,7 @@
  * its own small pool.
  */
 import mysql from 'mysql2/promise';
-import { databaseUrlFromEnv, parseDatabaseUrl } from './database-url.ts';
+import { databaseUrlFromEnv, parseDatabaseUrl, tlsOptions } from './database-url.ts';
 import type { SqlStatement } from './sql.ts';
 
 let pool: mysql.Pool | undefined;
@@ -14,7 +14,7 @@ export function getSqlPool(): mysql.Pool {
     const s = parseDatabaseUrl(databaseUrlFromEnv());
     pool = mysql.createPool({
       host: s.host, port: s.port, user: s.user, password: s.password, database: s.database,
-      connectionLimit: s.connectionLimit, timezone: 'Z', multipleStatements: true, charset: 'utf8mb4',
+      connectionLimit: s.connectionLimit, timezone: 'Z', multipleStatements: true, charset: 'utf8mb4', ...tlsOptions(s),
     });
   }
   return pool;

@@ -3,7 +3,7 @@
  * explanation 0–100, lists its gaps and writes feedback. Projects one `FeynmanEvaluation` row per job.
  * The learner is waiting, so the job is short, retried once, and fails rather than retries on timeout.
  */
-import { z } from 'zod';
+import * as z from 'zod';
 import type { PromptTemplate } from '../ai/prompts/prompt-template.ts';
 import type { AiJob, Prisma } from '../db/client.ts';
 import { newId } from '../db/ids.ts';

@@ -6,7 +6,7 @@
  * The output schema accepts 1–50 cards (it cannot see the input); the projector rejects more than `maxCards`
  * with BusinessValidationError and writes nothing.
  */
-import { z } from 'zod';
+import * as z from 'zod';
 import type { PromptTemplate } from '../ai/prompts/prompt-template.ts';
 import type { AiJob, Prisma } from '../db/client.ts';
 import { newId } from '../db/ids.ts';

@@ -12,7 +12,7 @@
  *   for 10 questions gets 10 rows or a failed job with a clear code, never a silently shorter quiz.
  *   Nothing is written when either check fails.
  */
-import { z } from 'zod';
+import * as z from 'zod';
 import type { PromptTemplate } from '../ai/prompts/prompt-template.ts';
 import type { AiJob, Prisma } from '../db/client.ts';
 import { newId } from '../db/ids.ts';

@@ -4,7 +4,7 @@
  * provider's behaviour (e.g. a rate limit or invalid output) and `sleepMs` holds the attempt open so
  * timeouts and cancellation can be exercised.
  */
-import { z } from 'zod';
+import * as z from 'zod';
 import { syntheticPromptV1 } from '../ai/prompts/synthetic.ts';
 import type { AiJob, Prisma } from '../db/client.ts';
 import { defineJob } from '../jobs/definition.ts';

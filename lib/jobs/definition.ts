@@ -4,7 +4,7 @@
  * Adding a job type means writing one of these in `lib/job-types/` and nothing else: no code branches on
  * `jobType`. The registry validates every definition with {@link registrableJobDefinitionSchema}.
  */
-import { z } from 'zod';
+import * as z from 'zod';
 import type { CredentialMode } from '../db/generated/enums.ts';
 import { InputValidationError, toIssueDetails } from './errors.ts';
 

@@ -69,7 +69,11 @@ export async function runScheduledDispatch(
     for (const key of Object.keys(counts) as (keyof CycleCounts)[]) summary[key] += counts[key];
     if (counts.claimed < deps.policy.batchSize) break;
   }
-  deps.logger.info('dispatch run finished', { ...summary });
+  // What is still waiting after the run: the OutboxBacklog alarm watches this (infra/alarms.ts).
+  const backlog = await deps.db.outboxEvent.count({ where: { status: { in: ['pending', 'processing'] } } });
+  deps.metrics.addMetric('OutboxBacklog', MetricUnit.Count, backlog);
+  deps.metrics.publishStoredMetrics();
+  deps.logger.info('dispatch run finished', { ...summary, backlog });
   return summary;
 }
 

@@ -9,7 +9,7 @@
  * | `ai.job.failed`    | terminal transition / dispatcher  | EventBridge bus          |
  * | `ai.job.cancelled` | terminal transition               | EventBridge bus          |
  */
-import { z } from 'zod';
+import * as z from 'zod';
 import { ULID_PATTERN } from '../db/ids.ts';
 import { ENQUEUE_EVENT_TYPE, JOB_AGGREGATE } from './outbox-writer.ts';
 

@@ -6,7 +6,7 @@
  * The detail carries ids, type, status, error code and timestamps. Never input, output, messages or
  * credentials: {@link jobEventDetailSchema} is strict, and the dispatcher re-validates before sending.
  */
-import { z } from 'zod';
+import * as z from 'zod';
 import type { AiJob, Db, OutboxEvent } from '../db/client.ts';
 import { newId, ULID_PATTERN } from '../db/ids.ts';
 import { EngineError } from '../errors.ts';

@@ -3,7 +3,7 @@
  * The dispatcher encodes it and the consumer decodes it with the same schema, so a body the consumer would
  * refuse is never sent. The body carries no input, user id or credential: the consumer loads the job row.
  */
-import { z } from 'zod';
+import * as z from 'zod';
 import { ULID_PATTERN } from '../db/ids.ts';
 import { EngineError } from '../errors.ts';
 import { toIssueDetails, type IssueDetail } from '../jobs/errors.ts';

@@ -23,11 +23,11 @@ export const DEFAULT_MAX_RECEIVE_COUNT = 15;
 
 /**
  * Default visibility timeouts. They must exceed the consumer Lambda's timeout (AWS advises 6×), or a message
- * becomes visible again while its first delivery still runs.
+ * becomes visible again while its first delivery still runs: 6 × the stack's consumer timeouts (90 s, 300 s).
  */
 export const DEFAULT_VISIBILITY_TIMEOUT_SECONDS: Readonly<Record<QueueName, number>> = {
-  interactive: 120,
-  background: 900,
+  interactive: 540,
+  background: 1800,
 };
 
 const FOUR_DAYS_SECONDS = 4 * 24 * 3600;

@@ -1,5 +1,5 @@
 import { describe, expect, it, vi } from 'vitest';
-import { z } from 'zod';
+import * as z from 'zod';
 import { DuplicatePromptError, PromptRegistry, promptRegistry } from '../../lib/ai/prompts/registry.ts';
 import { EngineError } from '../../lib/errors.ts';
 import {

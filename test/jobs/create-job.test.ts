@@ -3,7 +3,7 @@
  * Eager dispatch is switched off here (eagerDispatch: null); test/outbox covers it.
  */
 import { afterEach, describe, expect, it } from 'vitest';
-import { z } from 'zod';
+import * as z from 'zod';
 import { getPrisma } from '../../lib/db/client.ts';
 import { createJob, type CreateJobInput } from '../../lib/jobs/create-job.ts';
 import { defineJob } from '../../lib/jobs/definition.ts';

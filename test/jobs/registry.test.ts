@@ -1,7 +1,7 @@
 import { readdirSync, readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { describe, expect, expectTypeOf, it } from 'vitest';
-import { z } from 'zod';
+import * as z from 'zod';
 import { EngineError } from '../../lib/errors.ts';
 import { jobDefinitions } from '../../lib/job-types/index.ts';
 import { syntheticJob, type SyntheticJobInput } from '../../lib/job-types/synthetic-job.ts';

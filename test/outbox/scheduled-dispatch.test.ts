@@ -23,7 +23,8 @@ describe('scheduled dispatch', () => {
 
     expect(summary).toMatchObject({ cycles: 3, claimed: 250, published: 250, retried: 0, dead: 0, failed: 0 });
     expect(deps.metrics.total('OutboxPublished')).toBe(250);
-    expect(deps.metrics.published).toBe(3); // one metrics flush per cycle
+    expect(deps.metrics.total('OutboxBacklog')).toBe(0);
+    expect(deps.metrics.published).toBe(4); // one metrics flush per cycle, one for the backlog at the end
   });
 
   it('starts no cycle when the time left is within the safety margin', async () => {
