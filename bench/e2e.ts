@@ -4,8 +4,13 @@
  * run, at the same concurrency — the server's raw commit rate (one-row transactions through mysql2).
  * Last line: e2e_ratio=<jobs/s ÷ (raw commits/s ÷ commits per job)>.
  *
- * Env: DATABASE_URL (server; uses database `aijobs_bench_e2e`), BENCH_JOBS (600), BENCH_CONCURRENCY (16).
+ * SQS (fauxqs) and the mock provider run in a child process (they are remote services in production).
+ * Env: DATABASE_URL (server; uses database `aijobs_bench_e2e`), BENCH_JOBS (600), BENCH_CONCURRENCY (4).
  */
+import { spawn } from 'node:child_process';
+import { once } from 'node:events';
+import { createInterface } from 'node:readline';
+import { fileURLToPath } from 'node:url';
 import mysql from 'mysql2/promise';
 import { databaseUrlFromEnv, parseDatabaseUrl, withDatabase } from '../lib/db/database-url.ts';
 import { signLocalToken } from '../lib/api/local-jwt.ts';
@@ -13,13 +18,17 @@ import { startLocalRuntime } from '../lib/dev/local-runtime/runtime.ts';
 import { getPrisma } from '../lib/db/client.ts';
 
 const jobs = Number(process.env.BENCH_JOBS ?? 600);
-const concurrency = Number(process.env.BENCH_CONCURRENCY ?? 16);
+const concurrency = Number(process.env.BENCH_CONCURRENCY ?? 4);
 const url = withDatabase(databaseUrlFromEnv(), 'aijobs_bench_e2e');
 const s = parseDatabaseUrl(url);
 const admin = await mysql.createConnection({ host: s.host, port: s.port, user: s.user, password: s.password });
 await admin.query('DROP DATABASE IF EXISTS aijobs_bench_e2e');
 
-const runtime = await startLocalRuntime({ databaseUrl: `${url}?connectionLimit=20`, port: 0, useMoto: false, log: () => undefined });
+// SQS and the AI provider are remote services in production: here they run in a process of their own, so the
+// runtime's event loop carries only our code (API, dispatch, engine), as a Lambda's would.
+const emulators = spawn(process.execPath, ['--import', 'tsx', fileURLToPath(new URL('./emulators.ts', import.meta.url))], { stdio: ['ignore', 'pipe', 'inherit'] });
+const endpoints = JSON.parse((await once(createInterface({ input: emulators.stdout! }), 'line'))[0] as string) as { sqsEndpoint: string; mockAiUrl: string };
+const runtime = await startLocalRuntime({ databaseUrl: `${url}?connectionLimit=20`, port: 0, useMoto: false, ...endpoints, log: () => undefined });
 const tokens = await Promise.all(Array.from({ length: 100 }, (_, u) =>
   signLocalToken(runtime.jwtKey, { sub: `bench-${u}`, ...runtime.audience })));
 
@@ -65,6 +74,7 @@ const { seconds, ids } = await run();
 const commitsPerJob = (await commits() - commitsBefore) / jobs;
 const rows = await getPrisma().aiJob.findMany({ where: { id: { in: ids } }, select: { createdAt: true, startedAt: true, finishedAt: true, lifecycleStatus: true } });
 await runtime.stop();
+emulators.kill('SIGTERM');
 
 const toRunning = rows.map((r) => (r.startedAt?.getTime() ?? NaN) - r.createdAt.getTime());
 const toDone = rows.map((r) => (r.finishedAt?.getTime() ?? NaN) - r.createdAt.getTime());

@@ -33,7 +33,6 @@ export async function runAttempt(
   const feedback = schemaFeedback(job);
   if (feedback) messages.push({ role: 'user', content: feedback });
 
-  await setProgress(deps.db, job.id, fence, 20);
   const generated = await deps.generate(
     { messages, jsonMode: true },
     {
@@ -44,7 +43,7 @@ export async function runAttempt(
   );
   const output = validateOutput(def, generated.content);
   if (def.security.contentSafetyCheck) await deps.safety.check(generated.content, 'output');
-  await setProgress(deps.db, job.id, fence, 80);
+  await setProgress(deps.db, job.id, fence, 80); // the provider answered; projection is next
   return { output, outputHash: hashCanonical(output), generated };
 }
 

@@ -5,8 +5,8 @@
 import type { AiJob } from '../db/client.ts';
 import type { JobDefinition } from '../jobs/definition.ts';
 import { failBeforeAttempt, lockJob, markCancelled, markFailed, type LeaseFence } from '../jobs/lifecycle-repository.ts';
-import { LeaseHeldError, StaleTransitionError } from '../jobs/lifecycle-errors.ts';
-import { isTerminal } from '../jobs/states.ts';
+import { JobNotFoundError, LeaseHeldError, StaleTransitionError } from '../jobs/lifecycle-errors.ts';
+import type { JobMessage } from '../queue/job-message.ts';
 import type { EngineDeps } from './engine-deps.ts';
 import type { RunOutcome } from './outcome.ts';
 
@@ -14,18 +14,21 @@ export const UNKNOWN_JOB_TYPE = 'UNKNOWN_JOB_TYPE';
 
 export type Prepared = { kind: 'ready'; job: AiJob; def: JobDefinition; fence: LeaseFence };
 
-export async function prepare(jobId: string, deps: EngineDeps): Promise<Prepared | RunOutcome> {
-  const found = await deps.db.aiJob.findUnique({ where: { id: jobId } });
-  if (!found) return { kind: 'acknowledged', jobId, reason: 'not_found' };
-  if (isTerminal(found.lifecycleStatus)) return { kind: 'acknowledged', jobId, reason: 'terminal' };
-  if (!deps.registry.has(found.jobType) && found.lifecycleStatus === 'queued') {
-    await failBeforeAttempt(deps.db, jobId, unknownType(found.jobType)).catch(ignoreStale);
-    return { kind: 'failed', jobId, code: UNKNOWN_JOB_TYPE };
+export async function prepare(message: Pick<JobMessage, 'jobId' | 'jobType'>, deps: EngineDeps): Promise<Prepared | RunOutcome> {
+  const { jobId } = message;
+  // The message carries the job type, so the common path goes straight to the lock (one round trip).
+  if (!deps.registry.has(message.jobType)) {
+    const found = await deps.db.aiJob.findUnique({ where: { id: jobId } });
+    if (found?.lifecycleStatus === 'queued' && !deps.registry.has(found.jobType)) {
+      await failBeforeAttempt(deps.db, jobId, unknownType(found.jobType)).catch(ignoreStale);
+      return { kind: 'failed', jobId, code: UNKNOWN_JOB_TYPE };
+    }
   }
   let job: AiJob;
   try {
     job = await lockJob(deps.db, jobId, deps.instanceId, { leaseMs: deps.timing.leaseMs });
   } catch (err) {
+    if (err instanceof JobNotFoundError) return { kind: 'acknowledged', jobId, reason: 'not_found' };
     if (err instanceof LeaseHeldError) return { kind: 'acknowledged', jobId, reason: 'lease_held' };
     if (err instanceof StaleTransitionError) return { kind: 'acknowledged', jobId, reason: 'terminal' };
     throw err;

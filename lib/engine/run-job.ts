@@ -19,7 +19,7 @@ import { settleFailure } from './settle.ts';
 /** Runs one delivery. Never throws for job-level failures; only an infrastructure error escapes (→ redelivery). */
 export async function runJob(message: JobMessage, deps: EngineDeps, control: MessageControl = {}): Promise<RunOutcome> {
   const started = Date.now();
-  const prepared = await prepare(message.jobId, deps);
+  const prepared = await prepare(message, deps);
   if (prepared.kind !== 'ready') return complete(prepared, deps, started);
   let tokens = 0;
   const outcome = await execute(prepared, deps, control, (n) => (tokens += n)).catch((err: unknown) => {

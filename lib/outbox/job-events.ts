@@ -7,11 +7,11 @@
  * credentials: {@link jobEventDetailSchema} is strict, and the dispatcher re-validates before sending.
  */
 import * as z from 'zod';
-import type { AiJob, Db, OutboxEvent } from '../db/client.ts';
+import type { AiJob, Db, OutboxEvent, Prisma } from '../db/client.ts';
 import { newId, ULID_PATTERN } from '../db/ids.ts';
 import { EngineError } from '../errors.ts';
 import { JOB_AGGREGATE_TYPE, JOB_TERMINAL_EVENTS, type TerminalJobState } from './event-types.ts';
-import type { NewOutboxEvent } from './outbox-writer.ts';
+import { outboxInsert, type NewOutboxEvent } from './outbox-writer.ts';
 
 /** EventBridge `source` of every job event. `detail-type` is the event type, e.g. `ai.job.succeeded`. */
 export const JOB_EVENT_SOURCE = 'ai.jobs';
@@ -112,5 +112,13 @@ export function buildJobTerminalEvent(job: JobFields, now: Date = new Date()): N
  */
 export async function addJobTerminalEvent(db: Db, job: JobFields, opts: { now?: Date } = {}): Promise<OutboxEvent> {
   const event = buildJobTerminalEvent(job, opts.now);
-  return db.outboxEvent.create({ data: { ...event, status: 'pending' } });
+  // One raw INSERT (the same statement the creating transaction uses): no read-back on the hot path.
+  const at = event.availableAt ?? new Date();
+  const insert = outboxInsert(event, at);
+  await db.$executeRawUnsafe(insert.sql, ...insert.values);
+  return {
+    ...event, queueName: event.queueName ?? null, messageGroupId: event.messageGroupId ?? null, status: 'pending',
+    payload: event.payload as Prisma.JsonValue, attemptCount: 0, availableAt: at, lockedBy: null, lockedAt: null,
+    publishedAt: null, lastError: null, createdAt: at, updatedAt: at,
+  };
 }

@@ -79,7 +79,7 @@ describe('job events', () => {
   it('writes one event per job: a second one is refused by the dedupe key', async () => {
     const job = await insertJob({ lifecycleStatus: 'cancelled' });
     expect((await addJobTerminalEvent(getPrisma(), job)).eventType).toBe('ai.job.cancelled');
-    await expect(addJobTerminalEvent(getPrisma(), job)).rejects.toMatchObject({ code: 'P2002' });
+    await expect(addJobTerminalEvent(getPrisma(), job)).rejects.toThrow(/Duplicate entry/);
   });
 
   it('refuses to announce a job that has not finished', async () => {

@@ -25,6 +25,8 @@ export interface LocalAws {
 
 export interface LocalAwsOptions {
   sqsPort?: number;
+  /** An SQS-API server already running (fauxqs elsewhere, LocalStack): used instead of starting fauxqs. */
+  sqsEndpoint?: string;
   /** Start moto_server when installed. */
   useMoto: boolean;
   /** An AWS-API server already running for EventBridge and KMS (e.g. the test harness's moto). */
@@ -36,8 +38,10 @@ export async function startLocalAws(env: NodeJS.ProcessEnv, opts: LocalAwsOption
   env.AWS_REGION ??= 'us-east-1';
   env.AWS_ACCESS_KEY_ID ??= 'local';
   env.AWS_SECRET_ACCESS_KEY ??= 'local';
-  const fauxqs: FauxqsServer = await startFauxqs({ port: opts.sqsPort ?? (await freePort()), host: '127.0.0.1', logger: false } as Parameters<typeof startFauxqs>[0]);
-  const sqsEndpoint = `http://127.0.0.1:${fauxqs.port}`;
+  const fauxqs: FauxqsServer | undefined = opts.sqsEndpoint
+    ? undefined
+    : await startFauxqs({ port: opts.sqsPort ?? (await freePort()), host: '127.0.0.1', logger: false } as Parameters<typeof startFauxqs>[0]);
+  const sqsEndpoint = opts.sqsEndpoint ?? `http://127.0.0.1:${fauxqs?.port}`;
   env.AWS_ENDPOINT_URL_SQS = sqsEndpoint;
   env.STAGE = LOCAL_STAGE;
   const queues = await createJobQueues(createSqsClient(env), LOCAL_STAGE);
@@ -52,7 +56,7 @@ export async function startLocalAws(env: NodeJS.ProcessEnv, opts: LocalAwsOption
   return {
     sqsEndpoint, queues, ...(awsEndpoint ? { motoEndpoint: awsEndpoint } : {}),
     stop: async () => {
-      await fauxqs.stop();
+      await fauxqs?.stop();
       await moto?.stop();
     },
   };

@@ -30,7 +30,11 @@ export interface LocalRuntimeOptions {
   port: number;
   host?: string;
   sqsPort?: number;
+  /** Use this SQS-API server instead of starting fauxqs in-process. */
+  sqsEndpoint?: string;
   mockAi?: { latencyMs?: number; failureRate?: number };
+  /** Use this OpenAI-compatible mock (e.g. in another process) instead of starting one. */
+  mockAiUrl?: string;
   /** Start moto_server (when installed) for EventBridge and KMS. */
   useMoto?: boolean;
   /** Use this AWS-API server (moto, LocalStack) for EventBridge and KMS instead of starting one. */
@@ -65,12 +69,13 @@ export async function startLocalRuntime(o: LocalRuntimeOptions): Promise<LocalRu
   env.POWERTOOLS_METRICS_DISABLED ??= 'true';
   await migrateDatabase(o.databaseUrl);
   env.DATABASE_URL = o.databaseUrl;
-  const aws = await startLocalAws(env, { sqsPort: o.sqsPort, useMoto: o.useMoto ?? true, awsEndpoint: o.awsEndpoint, log });
-  const mock = realProviderConfigured(env)
+  const aws = await startLocalAws(env, { sqsPort: o.sqsPort, sqsEndpoint: o.sqsEndpoint, useMoto: o.useMoto ?? true, awsEndpoint: o.awsEndpoint, log });
+  if (o.mockAiUrl) env.MOCK_AI_BASE_URL = o.mockAiUrl;
+  const mock = realProviderConfigured(env) || o.mockAiUrl
     ? undefined
     : await startMockAiServer({ respond: jobTypeMockResponder, apiKey: 'mock-key', latencyMs: o.mockAi?.latencyMs, failureRate: o.mockAi?.failureRate });
   if (mock) env.MOCK_AI_BASE_URL = mock.url;
-  log(mock ? `AI provider: mock at ${mock.url}` : 'AI provider: configured real provider');
+  log(`AI provider: ${mock ? `mock at ${mock.url}` : o.mockAiUrl ? `mock at ${o.mockAiUrl}` : 'configured real provider'}`);
 
   const dispatcher = localDispatcher(aws, log);
   // Handlers are imported after the environment is complete: they read it when first used.
