@@ -28,6 +28,8 @@ export interface DispatchMetrics {
 export interface DispatchPolicy {
   /** Rows claimed per cycle. */
   batchSize: number;
+  /** Cycles a scheduled run keeps in flight at once (claims never overlap). */
+  lanes: number;
   /** A `processing` row older than this is presumed abandoned and released. */
   lockTtlMs: number;
   /** Failed sends before a row is `dead` (and its job failed with DISPATCH_FAILED). */
@@ -46,6 +48,7 @@ export interface DispatchPolicy {
  */
 export const DEFAULT_DISPATCH_POLICY: Readonly<DispatchPolicy> = {
   batchSize: 500,
+  lanes: 2,
   lockTtlMs: 60_000,
   maxAttempts: 3,
   backoffMs: (attempt) => Math.min(5_000 * 12 ** (attempt - 1), 15 * 60_000),

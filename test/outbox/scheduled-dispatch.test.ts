@@ -17,7 +17,7 @@ describe('scheduled dispatch', () => {
   it('runs cycles until no due rows remain', async () => {
     const { queueUrls } = await createTestQueues();
     await insertQueuedJobsWithEvents(250);
-    const deps = testDispatcherDeps({ queueUrls, policy: { batchSize: 100 } });
+    const deps = testDispatcherDeps({ queueUrls, policy: { batchSize: 100, lanes: 1 } });
 
     const summary = await runScheduledDispatch(deps, { remainingTimeMs: () => 60_000 });
 
@@ -25,6 +25,17 @@ describe('scheduled dispatch', () => {
     expect(deps.metrics.total('OutboxPublished')).toBe(250);
     expect(deps.metrics.total('OutboxBacklog')).toBe(0);
     expect(deps.metrics.published).toBe(4); // one metrics flush per cycle, one for the backlog at the end
+  });
+
+  it('overlaps cycles in lanes without sending any row twice', async () => {
+    const { queueUrls } = await createTestQueues();
+    await insertQueuedJobsWithEvents(250);
+    const deps = testDispatcherDeps({ queueUrls, policy: { batchSize: 40, lanes: 3 } });
+
+    const summary = await runScheduledDispatch(deps, { remainingTimeMs: () => 60_000 });
+
+    expect(summary).toMatchObject({ claimed: 250, published: 250, retried: 0, dead: 0, failed: 0 });
+    expect(summary.cycles).toBeGreaterThanOrEqual(7);
   });
 
   it('starts no cycle when the time left is within the safety margin', async () => {
@@ -73,7 +84,8 @@ describe('scheduled dispatch', () => {
 
       const summary = await handler({} as ScheduledEvent, lambdaContext(55_000));
 
-      expect(summary).toMatchObject({ cycles: 1, claimed: 12, published: 12 });
+      expect(summary).toMatchObject({ claimed: 12, published: 12 });
+      expect(summary.cycles).toBeGreaterThanOrEqual(1);
       const sqs = testSqsClient();
       const received = [...await drainQueue(sqs, queueUrls.interactive), ...await drainQueue(sqs, queueUrls.background)];
       expect(received).toHaveLength(jobs.length);
