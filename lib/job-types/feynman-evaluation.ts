@@ -9,6 +9,7 @@ import type { AiJob, Prisma } from '../db/client.ts';
 import { newId } from '../db/ids.ts';
 import { defineJob } from '../jobs/definition.ts';
 import type { ArtifactRef, ResultProjector } from '../jobs/projector.ts';
+import { LEARNER_CONTENT } from './presets.ts';
 import type { JobTypeModule } from './job-type-module.ts';
 import { artifactRefs, readSnapshotInput } from './projection-input.ts';
 import { excerpt, readLabelledLine, readTaggedBlock, taggedBlock, taskLine } from './prompt-text.ts';
@@ -51,14 +52,9 @@ export const feynmanEvaluationJob = defineJob({
     cancellable: true,
     abortStrategy: 'fail',
   },
-  input: { schemaVersion: 'v1' },
-  output: { schemaVersion: 'v1' },
+  ...LEARNER_CONTENT,
   prompt: { key: JOB_TYPE, version: PROMPT_VERSION },
-  model: { tier: 'standard' },
-  credential: { allowedModes: ['platform_key', 'user_deepseek_key'], defaultMode: 'platform_key' },
   projector: JOB_TYPE,
-  security: { contentSafetyCheck: true, outputRedaction: false },
-  limits: { maxActiveJobsPerUser: 5, dailyQuotaPerUser: 200 },
   inputSchema: feynmanEvaluationInputSchema,
   outputSchema: feynmanEvaluationOutputSchema,
 });

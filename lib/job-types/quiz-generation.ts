@@ -19,6 +19,7 @@ import { newId } from '../db/ids.ts';
 import { defineJob } from '../jobs/definition.ts';
 import { BusinessValidationError } from '../jobs/failures.ts';
 import type { ArtifactRef, ResultProjector } from '../jobs/projector.ts';
+import { BACKGROUND_GENERATION, LEARNER_CONTENT } from './presets.ts';
 import type { JobTypeModule } from './job-type-module.ts';
 import { artifactRefs, readSnapshotInput } from './projection-input.ts';
 import { excerpt, readLabelledInt, readLabelledLine, readTaggedBlock, sentencesOf, taggedBlock, taskLine } from './prompt-text.ts';
@@ -61,22 +62,10 @@ export const quizGenerationJob = defineJob({
     domain: 'generation',
     version: '1',
   },
-  queue: { queueName: 'background', defaultPriority: 50, messageGroup: 'job' },
-  execution: {
-    timeoutMs: 180_000,
-    maxRetries: 2,
-    retryBackoff: { type: 'exponential', delayMs: 5_000, maxDelayMs: 60_000 },
-    cancellable: true,
-    abortStrategy: 'retry',
-  },
-  input: { schemaVersion: 'v1' },
-  output: { schemaVersion: 'v1' },
+  ...LEARNER_CONTENT,
+  ...BACKGROUND_GENERATION,
   prompt: { key: JOB_TYPE, version: PROMPT_VERSION },
-  model: { tier: 'standard' },
-  credential: { allowedModes: ['platform_key', 'user_deepseek_key'], defaultMode: 'platform_key' },
   projector: JOB_TYPE,
-  security: { contentSafetyCheck: true, outputRedaction: false },
-  limits: { maxActiveJobsPerUser: 5, dailyQuotaPerUser: 200 },
   inputSchema: quizGenerationInputSchema,
   outputSchema: quizGenerationOutputSchema,
 });

@@ -26,12 +26,4 @@ export function chat(text: string): ChatRequest {
   };
 }
 
-/** Resolves with what `promise` rejected with; fails if it resolved. */
-export async function rejectionOf(promise: Promise<unknown>): Promise<unknown> {
-  try {
-    await promise;
-  } catch (err) {
-    return err;
-  }
-  throw new Error('expected the promise to reject');
-}
+export { rejectionOf } from '../helpers/assertions.ts';

@@ -67,12 +67,4 @@ export function expectNoSecretIn(err: unknown, secret: string): void {
   for (const form of forms) expect(form).not.toContain(secret);
 }
 
-/** The rejection of `promise` (fails the test if it resolves). */
-export async function rejectionOf(promise: Promise<unknown>): Promise<unknown> {
-  try {
-    await promise;
-  } catch (err) {
-    return err;
-  }
-  throw new Error('expected the promise to reject');
-}
+export { rejectionOf } from '../helpers/assertions.ts';
