@@ -8,6 +8,7 @@ import { CredentialKeyFormatError, CredentialNotFoundError, CredentialServiceUna
 import { CredentialModeNotAllowedError, IdempotencyConflictError } from '../jobs/creation-errors.ts';
 import { CanonicalJsonError, InputValidationError, SnapshotLimitError, type IssueDetail } from '../jobs/errors.ts';
 import { JobAlreadyCancelledError, JobNotCancellableError, JobNotFoundError } from '../jobs/lifecycle-errors.ts';
+import { isDatabaseUnavailable } from '../db/connection-errors.ts';
 import { HttpError, RequestValidationError } from './http-errors.ts';
 
 export interface ErrorBody {
@@ -67,6 +68,7 @@ export function mapError(err: unknown): MappedError {
     const details = err instanceof RequestValidationError ? [...err.issues] : undefined;
     return build(err.status, err.code, err.message, details, { ...err.headers });
   }
+  if (isDatabaseUnavailable(err)) return build(503, 'PLATFORM_UNAVAILABLE', '', undefined, {});
   const mapping = MAPPINGS.find((m) => err instanceof m.type);
   if (mapping) {
     const e = err as Error & { code: string };

@@ -24,6 +24,7 @@ export function createPrismaClient(url: string): PrismaDb {
       password: s.password,
       database: s.database,
       connectionLimit: s.connectionLimit,
+      acquireTimeout: s.poolTimeoutMs,
       allowPublicKeyRetrieval: s.allowPublicKeyRetrieval,
       ...tlsOptions(s),
       // Timestamps are stored and read as UTC whatever the server's time zone.

@@ -26,3 +26,27 @@ export function describeConnectionError(err: unknown, url: string): string {
   }
   return err instanceof Error ? `${err.name}: ${err.message}` : String(err);
 }
+
+/** Driver codes that mean "the database cannot be reached right now", not "this query is wrong". */
+const UNAVAILABLE_CODES: ReadonlySet<string> = new Set([
+  'ECONNREFUSED', 'ENOTFOUND', 'ETIMEDOUT', 'EHOSTUNREACH', 'ECONNRESET', 'EPIPE',
+  'PROTOCOL_CONNECTION_LOST', 'ER_CON_COUNT_ERROR', 'ER_SERVER_SHUTDOWN', 'ER_GET_CONNECTION_TIMEOUT',
+  // mariadb connector (through Prisma's adapter): pool timeout, connection closed, socket timeout.
+  '45028', '45001', '45009', '45026',
+]);
+
+/**
+ * True when `err` (a driver error, or a Prisma error wrapping one) says the database is unreachable or
+ * overloaded — the API answers 503 PLATFORM_UNAVAILABLE for these instead of 500. Reads error codes only.
+ */
+export function isDatabaseUnavailable(err: unknown): boolean {
+  for (let e: unknown = err, depth = 0; e && typeof e === 'object' && depth < 6; depth += 1) {
+    const candidate = e as { code?: unknown; meta?: { driverAdapterError?: { cause?: { code?: unknown; originalCode?: unknown } } }; cause?: unknown };
+    const adapter = candidate.meta?.driverAdapterError?.cause;
+    for (const code of [candidate.code, adapter?.code, adapter?.originalCode]) {
+      if (code !== undefined && UNAVAILABLE_CODES.has(String(code))) return true;
+    }
+    e = candidate.cause;
+  }
+  return false;
+}

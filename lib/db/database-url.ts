@@ -14,6 +14,8 @@ export interface DatabaseSettings {
   connectionLimit: number;
   /** Needed for MySQL 8 `caching_sha2_password` without TLS (mariadb driver). */
   allowPublicKeyRetrieval: boolean;
+  /** `?poolTimeoutMs=N`: how long a query waits for a pooled connection before failing (default 10 s). */
+  poolTimeoutMs: number;
   /** `?ssl=true`: TLS with certificate verification (RDS Proxy requires TLS; Node trusts its certificate). */
   ssl: boolean;
 }
@@ -52,7 +54,13 @@ export function parseDatabaseUrl(url: string): DatabaseSettings {
     connectionLimit: Number.isInteger(limit) && limit > 0 ? limit : 10,
     allowPublicKeyRetrieval: parsed.searchParams.get('allowPublicKeyRetrieval') !== 'false',
     ssl: parsed.searchParams.get('ssl') === 'true',
+    poolTimeoutMs: positiveInt(parsed.searchParams.get('poolTimeoutMs'), 10_000),
   };
+}
+
+function positiveInt(value: string | null, fallback: number): number {
+  const n = Number(value ?? fallback);
+  return Number.isInteger(n) && n > 0 ? n : fallback;
 }
 
 /** The same server with another database name (used for per-worker test databases). */

@@ -74,3 +74,21 @@ describe('an unexpected failure inside a handler', () => {
     expect(JSON.stringify(logged, (_, v) => (v instanceof Error ? v.message : v))).toContain('secret-sql');
   });
 });
+
+describe('the database is unreachable', () => {
+  it('answers 503 PLATFORM_UNAVAILABLE with Retry-After, not 500', async () => {
+    const { createPrismaClient } = await import('../../lib/db/client.ts');
+    const { freePort } = await import('../helpers/ports.ts');
+    // A real client pointed at a port nobody listens on, failing fast.
+    const down = createPrismaClient(`mysql://root@127.0.0.1:${await freePort()}/nothing?connectionLimit=1&poolTimeoutMs=300`);
+    try {
+      const handler = createUserApiHandler({ db: down }, new Logger({ serviceName: 'api-test', logLevel: 'CRITICAL' }));
+      const res = await invoke(handler, apiEvent('GET /api/ai/jobs/{jobId}', { claims: userClaims('user-1'), pathParameters: { jobId: newId() } }));
+      expect(res.status).toBe(503);
+      expect(res.body.error.code).toBe('PLATFORM_UNAVAILABLE');
+      expect(Number(res.headers['retry-after'])).toBeGreaterThan(0);
+    } finally {
+      await down.$disconnect();
+    }
+  });
+});
