@@ -4,6 +4,7 @@
  * (./job-reads.ts): another user's job is JOB_NOT_FOUND.
  */
 import type { KMSClient } from '@aws-sdk/client-kms';
+import { credentialForNewJob } from './job-credentials.ts';
 import { ConfigurationError } from '../config/aws.ts';
 import { CredentialNotFoundError } from '../credentials/errors.ts';
 import { getActiveUserKeyInfo, revokeUserKey, storeUserKey, type UserKeyProvider } from '../credentials/user-credential-repository.ts';
@@ -54,8 +55,9 @@ async function createUserJob({ event, route, caller, deps }: Ctx): Promise<ApiRe
     select: { id: true },
   })) !== null;
   if (!replay) await assertWithinLimits(deps.db, userId, def, deps.now());
+  const credential = await credentialForNewJob(deps.db, userId, def);
   const { job, created } = await createJob(
-    { userId, jobType: def.jobType, triggerType: 'user', targetType: USER_TARGET_TYPE, targetId: userId, idempotencyKey, input },
+    { userId, jobType: def.jobType, triggerType: 'user', targetType: USER_TARGET_TYPE, targetId: userId, idempotencyKey, input, ...credential },
     { db: deps.db, registry: deps.registry, ...deps.createJob },
   );
   const { artifacts } = created ? { artifacts: [] } : await withArtifacts(deps.db, job);

@@ -98,3 +98,17 @@ describe('PUT/GET/DELETE /api/ai/credentials/deepseek', () => {
     expect(res.body).toEqual({ error: { code: 'INTERNAL', message: 'Internal server error' } });
   });
 });
+
+describe("jobs of a user who stored a key", () => {
+  it("run on the user's own key (mode and key id recorded); other users' jobs run on the platform's keys", async () => {
+    expect((await put({ apiKey: fakeDeepseekKey() })).status).toBe(200);
+    const stored = await getActiveUserKeyInfo(getPrisma(), 'user-1', 'deepseek');
+    const body = { concept: 'Entropy', explanation: 'Disorder tends to increase.' };
+    const mine = await invoke(userHandler, apiEvent('POST /api/ai/feynman-evaluations', { claims: userClaims('user-1'), body }));
+    const theirs = await invoke(userHandler, apiEvent('POST /api/ai/feynman-evaluations', { claims: userClaims('user-2'), body }));
+    expect(mine.status).toBe(202);
+    const jobs = getPrisma().aiJob;
+    expect(await jobs.findUniqueOrThrow({ where: { id: mine.body.jobId } })).toMatchObject({ credentialMode: 'user_deepseek_key', credentialId: stored?.id });
+    expect(await jobs.findUniqueOrThrow({ where: { id: theirs.body.jobId } })).toMatchObject({ credentialMode: 'platform_key', credentialId: null });
+  });
+});
