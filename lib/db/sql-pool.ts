@@ -1,20 +1,22 @@
 /**
- * The raw mysql2 pool for hot paths where Prisma's per-query cost dominates (bench/create.ts measured an
- * interactive Prisma transaction of four inserts at ~0.3× a raw driver transaction). Same DATABASE_URL,
- * its own small pool.
+ * A raw driver pool for hot paths where Prisma's per-query cost dominates (bench/create.ts measured an
+ * interactive Prisma transaction of four inserts at ~0.3× a raw driver transaction). It uses the `mariadb`
+ * driver that Prisma's adapter already ships, so Lambda bundles carry one MySQL driver, not two. Same
+ * DATABASE_URL, its own small pool.
  */
-import mysql from 'mysql2/promise';
+import * as mariadb from 'mariadb';
 import { databaseUrlFromEnv, parseDatabaseUrl, tlsOptions } from './database-url.ts';
 import type { SqlStatement } from './sql.ts';
 
-let pool: mysql.Pool | undefined;
+let pool: mariadb.Pool | undefined;
 
-export function getSqlPool(): mysql.Pool {
+export function getSqlPool(): mariadb.Pool {
   if (!pool) {
     const s = parseDatabaseUrl(databaseUrlFromEnv());
-    pool = mysql.createPool({
+    pool = mariadb.createPool({
       host: s.host, port: s.port, user: s.user, password: s.password, database: s.database,
-      connectionLimit: s.connectionLimit, timezone: 'Z', multipleStatements: true, charset: 'utf8mb4', ...tlsOptions(s),
+      connectionLimit: s.connectionLimit, acquireTimeout: s.poolTimeoutMs, timezone: 'Z', multipleStatements: true,
+      allowPublicKeyRetrieval: s.allowPublicKeyRetrieval, insertIdAsNumber: true, bigIntAsNumber: true, ...tlsOptions(s),
     });
   }
   return pool;
@@ -26,7 +28,7 @@ export async function closeSqlPool(): Promise<void> {
   await p?.end();
 }
 
-/** A driver error from MySQL/MariaDB (mysql2), e.g. `ER_DUP_ENTRY`. */
+/** A driver error from MySQL/MariaDB, e.g. `ER_DUP_ENTRY`. */
 export interface SqlDriverError extends Error {
   code?: string;
   errno?: number;
@@ -38,21 +40,23 @@ export interface SqlDriverError extends Error {
  * statement's result (a result header or rows). The server stops at the first failing statement; we then
  * roll back on the same connection before it returns to the pool, so either every statement commits or none does.
  */
-export async function runAtomically(statements: SqlStatement[], db: mysql.Pool = getSqlPool()): Promise<unknown[]> {
-  const script = ['START TRANSACTION', ...statements.map((s) => mysql.format(s.sql, s.values)), 'COMMIT'].join(';\n');
+export async function runAtomically(statements: SqlStatement[], db: mariadb.Pool = getSqlPool()): Promise<unknown[]> {
+  const sql = ['START TRANSACTION', ...statements.map((s) => s.sql), 'COMMIT'].join(';\n');
+  const values = statements.flatMap((s) => s.values);
   const conn = await db.getConnection();
   let reusable = true;
   try {
-    const [results] = await conn.query(script);
-    return (results as unknown[]).slice(1, -1);
+    // Text protocol: the driver substitutes the `?` placeholders client-side, escaped, across all statements.
+    const results = (await conn.query(sql, values)) as unknown[];
+    return results.slice(1, -1);
   } catch (err) {
     await conn.query('ROLLBACK').catch(() => {
       reusable = false;
     });
     throw err;
   } finally {
-    if (reusable) conn.release();
-    else conn.destroy();
+    if (reusable) await conn.release();
+    else await conn.destroy();
   }
 }
 
