@@ -44,6 +44,8 @@ export interface HarnessOptions {
   deepseek?: MockAiServerOptions;
   /** Resolve credentials as production does (Secrets Manager / KMS on the emulator) instead of the mock key. */
   realCredentials?: boolean;
+  /** Visibility timeout of both queues (default 30 s). */
+  visibilityTimeoutSeconds?: number;
 }
 
 export interface EngineHarness {
@@ -64,7 +66,7 @@ export interface EngineHarness {
 export async function startEngineHarness(opts: HarnessOptions = {}): Promise<EngineHarness> {
   const sqs = createSqsClient();
   const stage = `t${randomBytes(4).toString('hex')}`;
-  const queues = await createJobQueues(sqs, stage, { maxReceiveCount: opts.maxReceiveCount ?? 10, visibilityTimeoutSeconds: { interactive: 30, background: 30 } });
+  const queues = await createJobQueues(sqs, stage, { maxReceiveCount: opts.maxReceiveCount ?? 10, visibilityTimeoutSeconds: { interactive: opts.visibilityTimeoutSeconds ?? 30, background: opts.visibilityTimeoutSeconds ?? 30 } });
   const mock = await startMockAiServer({ respond: jobTypeMockResponder, ...opts.mock });
   const primary = opts.primary ? await startMockAiServer({ respond: jobTypeMockResponder, ...opts.primary }) : undefined;
   const deepseek = opts.deepseek ? await startMockAiServer({ respond: jobTypeMockResponder, ...opts.deepseek }) : undefined;
