@@ -1,0 +1,62 @@
+/** The CLI against the running local runtime, over HTTP. */
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { main } from '../../lib/cli/main.ts';
+import { startE2e, type E2e } from '../helpers/e2e-runtime.ts';
+
+let e: E2e;
+let user: string;
+let admin: string;
+beforeAll(async () => {
+  e = await startE2e();
+  [user, admin] = await Promise.all([e.token('cli-user'), e.token('cli-admin', { admin: true })]);
+});
+afterAll(async () => e.stop());
+
+/** Runs the CLI, capturing what it writes. */
+async function cli(args: string[], token = user): Promise<{ code: number; out: string; err: string }> {
+  const out: string[] = [];
+  const err: string[] = [];
+  const original = { out: process.stdout.write.bind(process.stdout), err: process.stderr.write.bind(process.stderr) };
+  process.stdout.write = ((chunk: unknown) => out.push(String(chunk)) > 0) as typeof process.stdout.write;
+  process.stderr.write = ((chunk: unknown) => err.push(String(chunk)) > 0) as typeof process.stderr.write;
+  try {
+    const code = await main([...args, '--api-url', e.runtime.url, '--token', token]);
+    return { code, out: out.join(''), err: err.join('') };
+  } finally {
+    process.stdout.write = original.out;
+    process.stderr.write = original.err;
+  }
+}
+
+describe('cli', () => {
+  it('creates a job and watches it to success with a progress bar', async () => {
+    const run = await cli(['create', 'feynman', '--concept', 'Gravity', '--text', 'Mass attracts mass.', '--watch']);
+    expect(run.code).toBe(0);
+    expect(run.out).toMatch(/created [0-9A-Z]{26}/);
+    expect(run.out).toMatch(/succeeded +\[#{30}\] 100%/);
+    expect(run.out).toMatch(/result: 1 artifact\(s\) FeynmanEvaluation\//);
+  });
+
+  it('lists, gets and refuses to cancel a finished job with the API error code', async () => {
+    const created = await cli(['create', 'quiz', '--text', 'Water boils at 100 C at sea level.', '--count', '2', '--difficulty', 'easy']);
+    const jobId = JSON.parse(created.out).jobId as string;
+    expect((await cli(['watch', jobId])).code).toBe(0);
+    const list = await cli(['list', '--status', 'succeeded', '--type', 'quiz_generation']);
+    expect(JSON.parse(list.out).items.map((j: { jobId: string }) => j.jobId)).toContain(jobId);
+    expect(JSON.parse((await cli(['get', jobId])).out).lifecycleStatus).toBe('succeeded');
+    const cancel = await cli(['cancel', jobId]);
+    expect(cancel.code).toBe(1);
+    expect(cancel.err).toContain('JOB_NOT_CANCELLABLE');
+  });
+
+  it('runs admin commands for admins only, and explains bad usage', async () => {
+    expect((await cli(['stats'], admin)).code).toBe(0);
+    const forbidden = await cli(['stats']);
+    expect(forbidden.code).toBe(1);
+    expect(forbidden.err).toContain('FORBIDDEN');
+    const usage = await cli(['create', 'poem', '--text', 'x']);
+    expect(usage.code).toBe(2);
+    expect(usage.err).toContain('unknown kind');
+    expect((await cli(['create', 'feynman', '--text', 'no concept'])).err).toContain('--concept is required');
+  });
+});
