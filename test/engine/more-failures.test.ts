@@ -65,3 +65,15 @@ describe("the user's own DeepSeek key", () => {
     }
   });
 });
+
+describe('a cancel requested between attempts', () => {
+  it('ends the job cancelled when its next delivery arrives, without calling the provider', async () => {
+    const created = await h.create({ jobType: 'quick_retry_job', input: { prompt: 'retry me', scenario: 'server_error' } });
+    expect(await runJob(messageOf(created), h.engine)).toMatchObject({ kind: 'retry' });
+    await db.aiJob.update({ where: { id: created.id }, data: { cancelRequestedAt: new Date() } });
+    const calls = h.mock.requests.length;
+    expect(await runJob(messageOf(created), h.engine)).toEqual({ kind: 'cancelled', jobId: created.id });
+    expect(h.mock.requests.length).toBe(calls);
+    expect(await db.aiJob.findUniqueOrThrow({ where: { id: created.id } })).toMatchObject({ lifecycleStatus: 'cancelled', errorCode: 'CANCELLED' });
+  });
+});
