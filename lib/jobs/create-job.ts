@@ -18,6 +18,7 @@ import { queuedJobInsert, type NewJobRow } from './lifecycle-repository.ts';
 import { snapshotInsert } from './snapshot-repository.ts';
 import { CredentialModeNotAllowedError, IdempotencyConflictError } from './creation-errors.ts';
 import { buildEnqueueEvent, outboxInsert } from '../outbox/outbox-writer.ts';
+import { dispatchOutboxEventById } from '../outbox/dispatcher.ts';
 
 const IDEMPOTENCY_INDEX = 'AiJob_userId_jobType_idempotencyKey_key';
 
@@ -83,7 +84,7 @@ export async function createJob(req: CreateJobInput, deps: CreateJobDeps = {}): 
     if (winner) return { job: winner, created: false };
     throw err;
   }
-  if (deps.eagerDispatch !== null) await (deps.eagerDispatch ?? defaultEagerDispatch)(event.id);
+  if (deps.eagerDispatch !== null) await (deps.eagerDispatch ?? dispatchOutboxEventById)(event.id);
   return { job, created: true };
 }
 
@@ -112,9 +113,4 @@ function jobRow(id: string, req: CreateJobInput, def: JobDefinition, inputHash: 
     promptKey: def.prompt.key, promptVersion: def.prompt.version, modelTier: def.model.tier,
     credentialMode, credentialId: req.credentialId ?? null, parentJobId: req.parentJobId ?? null,
   };
-}
-
-async function defaultEagerDispatch(outboxEventId: string): Promise<unknown> {
-  const { dispatchOutboxEventById } = await import('../outbox/dispatcher.ts' as string);
-  return dispatchOutboxEventById(outboxEventId);
 }
