@@ -7,7 +7,7 @@
  * Re-enqueue dedupe keys carry the attempt number, so a message that was not lost after all only causes a
  * duplicate delivery, which the lease (lockJob) turns away.
  */
-import type { AiJob, Db, PrismaDb } from '../db/client.ts';
+import type { AiJob, Db, Prisma, PrismaDb } from '../db/client.ts';
 import type { JobDefinitionRegistry } from '../jobs/registry.ts';
 import { markFailed, releaseLock, type LeaseFence } from '../jobs/lifecycle-repository.ts';
 import { findExpiredLocks } from '../jobs/lifecycle-queries.ts';
@@ -94,7 +94,7 @@ function reenqueueKey(job: Pick<AiJob, 'id' | 'attemptCount'>): string {
   return buildEnqueueEvent({ jobId: job.id, queueName: '', messageGroupId: '', attempt: job.attemptCount + 1 }).dedupeKey;
 }
 
-async function reenqueue(tx: Parameters<Parameters<PrismaDb['$transaction']>[0]>[0], job: AiJob): Promise<void> {
+async function reenqueue(tx: Prisma.TransactionClient, job: AiJob): Promise<void> {
   const groupId = await messageGroupOf(tx, job);
   await insertOutboxEvents(tx, [buildEnqueueEvent({ jobId: job.id, queueName: job.queueName, messageGroupId: groupId, attempt: job.attemptCount + 1 })]);
 }
