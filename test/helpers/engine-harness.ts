@@ -4,8 +4,9 @@
  * receives real SQS messages and hands them to the Lambda batch handler logic.
  */
 import { randomBytes } from 'node:crypto';
-import { DeleteMessageCommand, ReceiveMessageCommand, type Message, type SQSClient } from '@aws-sdk/client-sqs';
-import type { SQSBatchResponse, SQSEvent, SQSRecord } from 'aws-lambda';
+import { ReceiveMessageCommand, type Message, type SQSClient } from '@aws-sdk/client-sqs';
+import type { SQSBatchResponse } from 'aws-lambda';
+import { deleteAcknowledged, toSqsEvent } from '../../lib/dev/local-runtime/queue-poller.ts';
 import { Logger } from '@aws-lambda-powertools/logger';
 import { createEventBridgeClient, createSqsClient } from '../../lib/config/aws.ts';
 import { getPrisma, type AiJob } from '../../lib/db/client.ts';
@@ -127,21 +128,4 @@ export async function startEngineHarness(opts: HarnessOptions = {}): Promise<Eng
   };
 }
 
-/** The event Lambda's SQS event source would build for these messages. */
-export function toSqsEvent(messages: Message[], queueArn: string): SQSEvent {
-  return {
-    Records: messages.map((m): SQSRecord => ({
-      messageId: m.MessageId ?? '', receiptHandle: m.ReceiptHandle ?? '', body: m.Body ?? '',
-      attributes: (m.Attributes ?? {}) as unknown as SQSRecord['attributes'],
-      messageAttributes: {}, md5OfBody: m.MD5OfBody ?? '', eventSource: 'aws:sqs', eventSourceARN: queueArn, awsRegion: 'us-east-1',
-    })),
-  };
-}
-
-/** What the Lambda service does after the handler returns: delete every record not reported as failed. */
-async function deleteAcknowledged(sqs: SQSClient, queueUrl: string, messages: Message[], response: SQSBatchResponse): Promise<void> {
-  const failed = new Set(response.batchItemFailures.map((f) => f.itemIdentifier));
-  for (const m of messages) {
-    if (!failed.has(m.MessageId ?? '')) await sqs.send(new DeleteMessageCommand({ QueueUrl: queueUrl, ReceiptHandle: m.ReceiptHandle }));
-  }
-}
+export { toSqsEvent };

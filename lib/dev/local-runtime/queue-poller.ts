@@ -32,7 +32,7 @@ export function startPoller(o: PollerOptions): Poller {
         }));
         if (Messages.length === 0) continue;
         const response = await o.handle(toSqsEvent(Messages, o.queueArn));
-        await deleteAcknowledged(o, Messages, response);
+        await deleteAcknowledged(o.sqs, o.queueUrl, Messages, response);
       } catch (err) {
         o.onError(err);
         await new Promise((r) => setTimeout(r, 500));
@@ -60,12 +60,13 @@ export function toSqsEvent(messages: Message[], queueArn: string): SQSEvent {
   };
 }
 
-async function deleteAcknowledged(o: PollerOptions, messages: Message[], response: SQSBatchResponse): Promise<void> {
+/** What the Lambda service does after a batch: delete every record the handler did not report as failed. */
+export async function deleteAcknowledged(sqs: SQSClient, queueUrl: string, messages: Message[], response: SQSBatchResponse): Promise<void> {
   const failed = new Set(response.batchItemFailures.map((f) => f.itemIdentifier));
   const done = messages.filter((m) => !failed.has(m.MessageId ?? ''));
   if (done.length === 0) return;
-  await o.sqs.send(new DeleteMessageBatchCommand({
-    QueueUrl: o.queueUrl,
+  await sqs.send(new DeleteMessageBatchCommand({
+    QueueUrl: queueUrl,
     Entries: done.map((m, i) => ({ Id: String(i), ReceiptHandle: m.ReceiptHandle })),
   }));
 }
