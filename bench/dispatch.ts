@@ -15,6 +15,7 @@ import { ListQueuesCommand, SendMessageBatchCommand, SQSClient } from '@aws-sdk/
 import { EventBridgeClient } from '@aws-sdk/client-eventbridge';
 import { Logger } from '@aws-lambda-powertools/logger';
 import { createPrismaClient } from '../lib/db/client.ts';
+import { createSqlPool } from '../lib/db/sql-pool.ts';
 import { databaseUrlFromEnv, parseDatabaseUrl, withDatabase } from '../lib/db/database-url.ts';
 import { migrateDatabase } from '../lib/db/migrator.ts';
 import { newId } from '../lib/db/ids.ts';
@@ -78,11 +79,13 @@ async function dispatchRate(dispatchers: number): Promise<number> {
   await prefill(rows);
   const queueUrls = await freshQueues();
   const clients = Array.from({ length: dispatchers }, () => createPrismaClient(`${url}?connectionLimit=4`));
+  const pools = Array.from({ length: dispatchers }, () => createSqlPool(`${url}?connectionLimit=4`));
   const deps = clients.map((db, i) => createDispatcherDeps({
-    db, logger: silent, metrics: noMetrics, instanceId: `bench-${i}`, policy: { batchSize },
+    db, sql: pools[i], logger: silent, metrics: noMetrics, instanceId: `bench-${i}`, policy: { batchSize },
     routes: createOutboxRoutes({ sqs: sqs(), queueUrls, eventBridge: new EventBridgeClient({}), eventBusName: 'unused' }),
   }));
-  await Promise.all(clients.map((c) => c.$queryRaw`SELECT 1`)); // connect outside the timing
+  // Connect outside the timing.
+  await Promise.all([...clients.map((c) => c.$queryRaw`SELECT 1`), ...pools.map((p) => Promise.all(Array.from({ length: 4 }, () => p.query('SELECT 1'))))]);
   const started = performance.now();
   // Each dispatcher is one scheduled run (as the Lambda does it) with all the time in the world.
   const published = await Promise.all(deps.map(async (d) => {
@@ -94,7 +97,7 @@ async function dispatchRate(dispatchers: number): Promise<number> {
     }
   }));
   const seconds = (performance.now() - started) / 1000;
-  await Promise.all(clients.map((c) => c.$disconnect()));
+  await Promise.all([...clients.map((c) => c.$disconnect()), ...pools.map((p) => p.end())]);
   const total = published.reduce((a, b) => a + b, 0);
   if (total !== rows) throw new Error(`expected ${rows} published rows, got ${total}`);
   return total / seconds;

@@ -8,17 +8,24 @@ import * as mariadb from 'mariadb';
 import { databaseUrlFromEnv, parseDatabaseUrl, tlsOptions } from './database-url.ts';
 import type { SqlStatement } from './sql.ts';
 
-let pool: mariadb.Pool | undefined;
+/** The raw driver pool type (hot-path repositories take one). */
+export type SqlPool = mariadb.Pool;
 
-export function getSqlPool(): mariadb.Pool {
-  if (!pool) {
-    const s = parseDatabaseUrl(databaseUrlFromEnv());
-    pool = mariadb.createPool({
-      host: s.host, port: s.port, user: s.user, password: s.password, database: s.database,
-      connectionLimit: s.connectionLimit, acquireTimeout: s.poolTimeoutMs, timezone: 'Z', multipleStatements: true,
-      allowPublicKeyRetrieval: s.allowPublicKeyRetrieval, insertIdAsNumber: true, bigIntAsNumber: true, ...tlsOptions(s),
-    });
-  }
+let pool: SqlPool | undefined;
+
+/** A new raw pool for a DATABASE_URL (multi-statement text protocol, UTC, the URL's pool size and TLS). */
+export function createSqlPool(databaseUrl: string): SqlPool {
+  const s = parseDatabaseUrl(databaseUrl);
+  return mariadb.createPool({
+    host: s.host, port: s.port, user: s.user, password: s.password, database: s.database,
+    connectionLimit: s.connectionLimit, acquireTimeout: s.poolTimeoutMs, timezone: 'Z', multipleStatements: true,
+    allowPublicKeyRetrieval: s.allowPublicKeyRetrieval, insertIdAsNumber: true, bigIntAsNumber: true, ...tlsOptions(s),
+  });
+}
+
+/** The process-wide raw pool for DATABASE_URL, created on first use. */
+export function getSqlPool(): SqlPool {
+  pool ??= createSqlPool(databaseUrlFromEnv());
   return pool;
 }
 
@@ -40,15 +47,33 @@ export interface SqlDriverError extends Error {
  * statement's result (a result header or rows). The server stops at the first failing statement; we then
  * roll back on the same connection before it returns to the pool, so either every statement commits or none does.
  */
-export async function runAtomically(statements: SqlStatement[], db: mariadb.Pool = getSqlPool()): Promise<unknown[]> {
+export async function runAtomically(statements: SqlStatement[], db: SqlPool = getSqlPool()): Promise<unknown[]> {
   const sql = ['START TRANSACTION', ...statements.map((s) => s.sql), 'COMMIT'].join(';\n');
   const values = statements.flatMap((s) => s.values);
+  // Text protocol: the driver substitutes the `?` placeholders client-side, escaped, across all statements.
+  const results = await withSqlConnection(db, async (conn) => (await conn.query(sql, values)) as unknown[]);
+  return results.slice(1, -1);
+}
+
+/** True when `err` is a duplicate-key error on `indexName` (MySQL 8 prefixes the table: `AiJob.<index>`). */
+export function isDuplicateKey(err: unknown, indexName: string): boolean {
+  const e = err as SqlDriverError | undefined;
+  if (e?.code !== 'ER_DUP_ENTRY') return false;
+  // mysql2 gives the key name only inside the server's message: "Duplicate entry '…' for key '<table>.<index>'".
+  const match = /for key '(?:[^'.]+\.)?([^']+)'/.exec(e.sqlMessage ?? e.message);
+  return match?.[1] === indexName;
+}
+
+/**
+ * Runs `fn` on one pooled connection, for work that needs several round trips on the same session (a
+ * transaction). If `fn` throws, the connection is rolled back (harmless outside a transaction) before it goes
+ * back to the pool, and destroyed when even that fails, so no half-done transaction is ever handed on.
+ */
+export async function withSqlConnection<T>(db: SqlPool, fn: (conn: mariadb.PoolConnection) => Promise<T>): Promise<T> {
   const conn = await db.getConnection();
   let reusable = true;
   try {
-    // Text protocol: the driver substitutes the `?` placeholders client-side, escaped, across all statements.
-    const results = (await conn.query(sql, values)) as unknown[];
-    return results.slice(1, -1);
+    return await fn(conn);
   } catch (err) {
     await conn.query('ROLLBACK').catch(() => {
       reusable = false;
@@ -60,11 +85,25 @@ export async function runAtomically(statements: SqlStatement[], db: mariadb.Pool
   }
 }
 
-/** True when `err` is a duplicate-key error on `indexName` (MySQL 8 prefixes the table: `AiJob.<index>`). */
-export function isDuplicateKey(err: unknown, indexName: string): boolean {
-  const e = err as SqlDriverError | undefined;
-  if (e?.code !== 'ER_DUP_ENTRY') return false;
-  // mysql2 gives the key name only inside the server's message: "Duplicate entry '…' for key '<table>.<index>'".
-  const match = /for key '(?:[^'.]+\.)?([^']+)'/.exec(e.sqlMessage ?? e.message);
-  return match?.[1] === indexName;
+/** MySQL/MariaDB: "Deadlock found when trying to get lock; try restarting transaction". */
+const ER_LOCK_DEADLOCK = 1213;
+
+/**
+ * Runs `fn` again (whole) when the server chose its transaction as a deadlock victim, up to `tries` times.
+ * Only for transactions made of compare-and-set statements, which are safe to repeat after a rollback.
+ */
+export async function retryOnDeadlock<T>(fn: () => Promise<T>, tries = 3): Promise<T> {
+  for (let attempt = 1; ; attempt += 1) {
+    try {
+      return await fn();
+    } catch (err) {
+      if (attempt >= tries || (err as SqlDriverError).errno !== ER_LOCK_DEADLOCK) throw err;
+      await new Promise((resolve) => setTimeout(resolve, 5 + Math.random() * 20 * attempt));
+    }
+  }
+}
+
+/** `affectedRows` of a write's result header. */
+export function affectedRows(result: unknown): number {
+  return Number((result as { affectedRows?: number } | undefined)?.affectedRows ?? 0);
 }

@@ -49,7 +49,7 @@ async function sendGroup(deps: DispatcherDeps, eventType: string, rows: ClaimedO
   }
   let outcomes: SendOutcome[];
   try {
-    outcomes = await route.send(rows, deps.db);
+    outcomes = await route.send(rows, deps.sql);
   } catch (err) {
     const error = describeError(err);
     return rows.map((r) => ({ id: r.id, result: 'retry', error }));
@@ -66,7 +66,7 @@ async function settle(
   const byId = new Map(rows.map((r) => [r.id, r]));
   const now = deps.policy.now();
   const sentIds = outcomes.filter((o) => o.result === 'sent').map((o) => o.id);
-  const counts: SettleCounts = { published: await markOutboxPublished(deps.db, sentIds, holder, now), retried: 0, dead: 0, failed: 0 };
+  const counts: SettleCounts = { published: await markOutboxPublished(deps.sql, sentIds, holder, now), retried: 0, dead: 0, failed: 0 };
   // Rows that failed alike (same attempt number, same error) go back to `pending` in one statement.
   const retries = new Map<string, { attempt: number; error: string; rows: ClaimedOutboxEvent[] }>();
   for (const outcome of outcomes) {
@@ -91,7 +91,7 @@ async function settle(
     deps.logger.warn('outbox send failed; will retry', {
       outboxIds: failed.map((r) => r.id), attempt, availableAt: availableAt.toISOString(), error,
     });
-    counts.retried += await scheduleOutboxRetry(deps.db, failed.map((r) => r.id), holder, { availableAt, error, now });
+    counts.retried += await scheduleOutboxRetry(deps.sql, failed.map((r) => r.id), holder, { availableAt, error, now });
   }
   return counts;
 }

@@ -9,6 +9,7 @@ import type { LogAttributes } from '@aws-lambda-powertools/logger/types';
 import { Metrics, MetricUnit } from '@aws-lambda-powertools/metrics';
 import { createEventBridgeClient, createSqsClient, dispatchTargetsFromEnv } from '../config/aws.ts';
 import { getPrisma, type Db } from '../db/client.ts';
+import { getSqlPool, type SqlPool } from '../db/sql-pool.ts';
 import { createOutboxRoutes, type OutboxRoutes } from './routes.ts';
 
 /** The logging the dispatcher needs; Powertools' Logger fits. Attributes never include payloads. */
@@ -57,7 +58,10 @@ export const DEFAULT_DISPATCH_POLICY: Readonly<DispatchPolicy> = {
 
 /** Everything a dispatcher cycle or an eager dispatch runs with. */
 export interface DispatcherDeps {
+  /** Prisma, for the rare multi-step writes (giving a row up together with its job). */
   db: Db;
+  /** The raw driver pool, for the statements of every cycle (claim, lookups, settle). Same database as `db`. */
+  sql: SqlPool;
   routes: OutboxRoutes;
   logger: DispatchLogger;
   metrics: DispatchMetrics;
@@ -69,7 +73,10 @@ export interface DispatcherDeps {
 /** Service name in logs and metrics. */
 export const DISPATCHER_SERVICE = 'outbox-dispatcher';
 
-/** Fills in defaults: Powertools logger and metrics, `hostname:pid` instance id, the default policy. */
+/**
+ * Fills in defaults: Powertools logger and metrics, `hostname:pid` instance id, the default policy, and the
+ * process-wide raw pool for DATABASE_URL.
+ */
 export function createDispatcherDeps(
   deps: Pick<DispatcherDeps, 'db' | 'routes'> & Partial<Omit<DispatcherDeps, 'policy'>> & { policy?: Partial<DispatchPolicy> },
 ): DispatcherDeps {
@@ -78,6 +85,7 @@ export function createDispatcherDeps(
     metrics: deps.metrics ?? new Metrics({ namespace: 'AiJobs', serviceName: DISPATCHER_SERVICE }),
     instanceId: deps.instanceId ?? `dispatcher@${hostname()}:${process.pid}`,
     db: deps.db,
+    sql: deps.sql ?? getSqlPool(),
     routes: deps.routes,
     policy: { ...DEFAULT_DISPATCH_POLICY, ...deps.policy },
   };

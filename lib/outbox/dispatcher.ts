@@ -41,10 +41,10 @@ export const DEFAULT_SAFETY_MARGIN_MS = 10_000;
 export async function runDispatchCycle(deps: DispatcherDeps): Promise<CycleCounts> {
   const started = Date.now();
   const now = deps.policy.now();
-  const released = await releaseExpiredOutboxLocks(deps.db, new Date(now.getTime() - deps.policy.lockTtlMs));
+  const released = await releaseExpiredOutboxLocks(deps.sql, new Date(now.getTime() - deps.policy.lockTtlMs));
   if (released > 0) deps.logger.warn('released outbox rows abandoned in processing', { released });
   const holder = newHolder(deps.instanceId);
-  const claimed = await claimDueOutboxBatch(deps.db, { holder, now }, deps.policy.batchSize);
+  const claimed = await claimDueOutboxBatch(deps.sql, { holder, now }, deps.policy.batchSize);
   const counts: CycleCounts = { released, claimed: claimed.length, ...(await sendAndSettle(deps, claimed, holder)) };
   report(deps, counts, Date.now() - started);
   return counts;
@@ -94,7 +94,7 @@ export async function dispatchOutboxEventById(id: string, deps?: DispatcherDeps)
   try {
     resolved = deps ?? defaultDispatcherDeps();
     const holder = newHolder(resolved.instanceId);
-    const row = await claimOutboxEventById(resolved.db, id, { holder, now: resolved.policy.now() });
+    const row = await claimOutboxEventById(resolved.sql, id, { holder, now: resolved.policy.now() });
     let result: EagerDispatchResult = 'skipped';
     if (row) result = (await sendAndSettle(resolved, [row], holder)).published === 1 ? 'published' : 'failed';
     resolved.metrics.addMetric(EAGER_METRICS[result], MetricUnit.Count, 1);

@@ -11,6 +11,7 @@
  * with dispatchers claiming or settling their own rows.
  */
 import type { Db, Prisma } from '../db/client.ts';
+import { affectedRows, type SqlPool } from '../db/sql-pool.ts';
 import { placeholders, type ClaimedOutboxEvent, type DispatchRow } from './outbox-claims.ts';
 import { readCommitted } from './read-committed.ts';
 
@@ -18,19 +19,19 @@ import { readCommitted } from './read-committed.ts';
 const LAST_ERROR_MAX = 1024;
 
 /**
- * Marks rows sent by `holder` as `published` (one statement per batch: raw SQL, run every cycle). The
+ * Marks rows sent by `holder` as `published` (one statement per batch on the raw pool: run every cycle). The
  * holder keeps its name on the row as the record of who published it.
  * @returns how many rows were still ours to mark.
  */
-export async function markOutboxPublished(db: Db, ids: readonly string[], holder: string, now: Date): Promise<number> {
+export async function markOutboxPublished(sql: SqlPool, ids: readonly string[], holder: string, now: Date): Promise<number> {
   if (ids.length === 0) return 0;
   // `lockedBy = holder` implies `processing` (see the invariant above); leaving `status` out of the filter
   // keeps the optimizer on the primary key instead of the (status, …) indexes.
-  return db.$executeRawUnsafe(
+  return affectedRows(await sql.query(
     `UPDATE OutboxEvent SET status = 'published', publishedAt = ?, lastError = NULL, updatedAt = ?
      WHERE id IN (${placeholders(ids.length)}) AND lockedBy = ?`,
-    now, now, ...ids, holder,
-  );
+    [now, now, ...ids, holder],
+  ));
 }
 
 /**
@@ -39,15 +40,15 @@ export async function markOutboxPublished(db: Db, ids: readonly string[], holder
  * @returns how many rows were still ours to return.
  */
 export async function scheduleOutboxRetry(
-  db: Db, ids: readonly string[], holder: string, retry: { availableAt: Date; error: string; now: Date },
+  sql: SqlPool, ids: readonly string[], holder: string, retry: { availableAt: Date; error: string; now: Date },
 ): Promise<number> {
   if (ids.length === 0) return 0;
-  return db.$executeRawUnsafe(
+  return affectedRows(await sql.query(
     `UPDATE OutboxEvent SET status = 'pending', attemptCount = attemptCount + 1, availableAt = ?,
        lockedBy = NULL, lockedAt = NULL, lastError = ?, updatedAt = ?
      WHERE id IN (${placeholders(ids.length)}) AND lockedBy = ?`,
-    retry.availableAt, retry.error.slice(0, LAST_ERROR_MAX), retry.now, ...ids, holder,
-  );
+    [retry.availableAt, retry.error.slice(0, LAST_ERROR_MAX), retry.now, ...ids, holder],
+  ));
 }
 
 /** How a row is given up. */

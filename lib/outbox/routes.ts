@@ -4,7 +4,8 @@
  */
 import type { EventBridgeClient } from '@aws-sdk/client-eventbridge';
 import type { SQSClient } from '@aws-sdk/client-sqs';
-import type { Db, Prisma } from '../db/client.ts';
+import type { Prisma } from '../db/client.ts';
+import type { SqlPool } from '../db/sql-pool.ts';
 import type { QueueName } from '../queue/queue-definitions.ts';
 import { JOB_ENQUEUE_EVENT, JOB_TERMINAL_EVENTS } from './event-types.ts';
 import type { DispatchRow } from './outbox-claims.ts';
@@ -24,8 +25,9 @@ export interface OutboxRoute {
   /**
    * Sends rows of this route's event type; returns one outcome per row. It may throw only for failures of
    * the whole call (e.g. the database lookup), which the dispatcher treats as `retry` for every row.
+   * `sql` is the dispatcher's raw pool, for lookups the messages need.
    */
-  send(rows: readonly DispatchRow[], db: Db): Promise<SendOutcome[]>;
+  send(rows: readonly DispatchRow[], sql: SqlPool): Promise<SendOutcome[]>;
   /**
    * Runs in the transaction that gives a row up (`dead` or `failed`), so nothing waits forever on a message
    * that will never be sent — e.g. the job of an undeliverable enqueue row moves `queued → failed`.

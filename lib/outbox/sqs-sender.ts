@@ -8,7 +8,8 @@
  */
 import { createHash } from 'node:crypto';
 import { SendMessageBatchCommand, type SendMessageBatchRequestEntry, type SQSClient } from '@aws-sdk/client-sqs';
-import type { Db, Prisma } from '../db/client.ts';
+import type { Prisma } from '../db/client.ts';
+import type { SqlPool } from '../db/sql-pool.ts';
 import { failBeforeAttempt } from '../jobs/lifecycle-repository.ts';
 import { JobNotFoundError, StaleTransitionError } from '../jobs/lifecycle-errors.ts';
 import { encodeJobMessage, InvalidJobMessageError } from '../queue/job-message.ts';
@@ -31,8 +32,8 @@ interface PreparedEntry {
 
 /** Builds the `send` of the enqueue route for these queues. */
 export function createJobMessageSender(sqs: SQSClient, queueUrls: Record<QueueName, string>) {
-  return async (rows: readonly DispatchRow[], db: Db): Promise<SendOutcome[]> => {
-    const jobs = await findJobsForMessages(db, rows.map((r) => r.aggregateId));
+  return async (rows: readonly DispatchRow[], sql: SqlPool): Promise<SendOutcome[]> => {
+    const jobs = await findJobsForMessages(sql, rows.map((r) => r.aggregateId));
     const outcomes: SendOutcome[] = [];
     const byQueue = new Map<string, PreparedEntry['entry'][]>();
     for (const row of rows) {
@@ -123,11 +124,11 @@ async function sendBatch(sqs: SQSClient, queueUrl: string, entries: PreparedEntr
   );
 }
 
-/** Reads the two job columns the message needs (raw SQL: once per batch). Never input, user or credential. */
-async function findJobsForMessages(db: Db, jobIds: string[]): Promise<Map<string, { jobType: string; createdAt: Date }>> {
+/** Reads the two job columns the message needs (once per batch). Never input, user or credential. */
+async function findJobsForMessages(sql: SqlPool, jobIds: string[]): Promise<Map<string, { jobType: string; createdAt: Date }>> {
   if (jobIds.length === 0) return new Map();
-  const jobs = await db.$queryRawUnsafe<{ id: string; jobType: string; createdAt: Date }[]>(
-    `SELECT id, jobType, createdAt FROM AiJob WHERE id IN (${placeholders(jobIds.length)})`, ...jobIds,
-  );
+  const jobs = (await sql.query(
+    `SELECT id, jobType, createdAt FROM AiJob WHERE id IN (${placeholders(jobIds.length)})`, jobIds,
+  )) as { id: string; jobType: string; createdAt: Date }[];
   return new Map(jobs.map((j) => [j.id, j]));
 }

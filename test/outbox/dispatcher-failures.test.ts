@@ -6,6 +6,7 @@
 import { describe, expect, it } from 'vitest';
 import type { SQSClient } from '@aws-sdk/client-sqs';
 import { getPrisma } from '../../lib/db/client.ts';
+import { getSqlPool } from '../../lib/db/sql-pool.ts';
 import { runDispatchCycle } from '../../lib/outbox/dispatcher.ts';
 import { claimDueOutboxBatch } from '../../lib/outbox/outbox-claims.ts';
 import { markOutboxPublished } from '../../lib/outbox/outbox-settlement.ts';
@@ -35,7 +36,7 @@ describe('dispatcher failures', () => {
     const deps = testDispatcherDeps({ queueUrls, policy: { now: clock.now } });
 
     // The crash: a claim that never sends or settles.
-    const [claimed] = await claimDueOutboxBatch(getPrisma(), { holder: 'crashed:1', now: clock.now() }, 10);
+    const [claimed] = await claimDueOutboxBatch(getSqlPool(), { holder: 'crashed:1', now: clock.now() }, 10);
     expect(claimed?.id).toBe(row.id);
 
     clock.advance(30_000);
@@ -45,7 +46,7 @@ describe('dispatcher failures', () => {
     expect(await runDispatchCycle(deps)).toMatchObject({ released: 1, claimed: 1, published: 1 });
     expect(await runDispatchCycle(deps)).toMatchObject({ released: 0, claimed: 0 });
     // The crashed holder waking up late cannot touch the row any more.
-    expect(await markOutboxPublished(getPrisma(), [row.id], 'crashed:1', clock.now())).toBe(0);
+    expect(await markOutboxPublished(getSqlPool(), [row.id], 'crashed:1', clock.now())).toBe(0);
 
     const messages = await drainQueue(testSqsClient(), queueUrls.interactive);
     expect(messages.map((m) => parseJobMessage(m.Body ?? '').jobId)).toEqual([job.id]);
