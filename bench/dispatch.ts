@@ -56,9 +56,16 @@ async function freshQueues(): Promise<Record<'interactive' | 'background', strin
 
 /** Pre-fills `count` queued jobs with their enqueue rows (multi-row INSERTs; not timed). */
 async function prefill(count: number): Promise<void> {
-  await pool.query('SET FOREIGN_KEY_CHECKS = 0');
-  for (const t of ['AiJobTransition', 'OutboxEvent', 'AiJob']) await pool.query(`DELETE FROM \`${t}\``);
-  await pool.query('SET FOREIGN_KEY_CHECKS = 1');
+  // TRUNCATE, not DELETE: a DELETE of the last round's rows leaves InnoDB purge work that would run, and be
+  // billed to the dispatcher, during the timed window. One connection, so the FK switch applies to it.
+  const conn = await pool.getConnection();
+  try {
+    await conn.query('SET FOREIGN_KEY_CHECKS = 0');
+    for (const t of ['AiJobTransition', 'OutboxEvent', 'AiJob']) await conn.query(`TRUNCATE TABLE \`${t}\``);
+    await conn.query('SET FOREIGN_KEY_CHECKS = 1');
+  } finally {
+    conn.release();
+  }
   const now = new Date();
   for (let i = 0; i < count; i += 1_000) {
     const ids = Array.from({ length: Math.min(1_000, count - i) }, () => newId());
@@ -71,6 +78,16 @@ async function prefill(count: number): Promise<void> {
       'INSERT INTO OutboxEvent (id, eventType, aggregateType, aggregateId, dedupeKey, payload, queueName, messageGroupId, status, attemptCount, availableAt, createdAt, updatedAt) VALUES ?',
       [ids.map((id, j) => [newId(), 'ai.job.enqueue', 'AiJob', id, `ai.job.enqueue:${id}`, JSON.stringify({ jobId: id }), queue(j), id, 'pending', 0, now, now, now])],
     );
+  }
+  await settleUndoHistory();
+}
+
+/** Waits (≤ 15 s) until InnoDB has purged earlier rounds' old row versions, so that work is not timed. */
+async function settleUndoHistory(): Promise<void> {
+  for (let waited = 0; waited < 15_000; waited += 100) {
+    const [rows] = await pool.query("SELECT `COUNT` AS n FROM information_schema.INNODB_METRICS WHERE NAME = 'trx_rseg_history_len'");
+    if (Number((rows as { n: number }[])[0]?.n ?? 0) < 50) return;
+    await new Promise((resolve) => setTimeout(resolve, 100));
   }
 }
 

@@ -15,6 +15,7 @@ export const ADMIN_ROLE = 'SUPER_ADMIN';
 export const ROLE_CLAIMS = ['roles', 'groups', 'cognito:groups'] as const;
 /** `AiJob.userId` is VARCHAR(64): a longer subject cannot own jobs. */
 const MAX_SUBJECT_LENGTH = 64;
+const CONTROL_CHARACTERS = /\p{Cc}/u;
 
 export interface Caller {
   /** The token's `sub`. */
@@ -61,7 +62,12 @@ function splitList(text: string): string[] {
 export function callerOf(event: Pick<APIGatewayProxyEventV2WithJWTAuthorizer, 'requestContext'>): Caller {
   const claims = claimsOf(event);
   const sub = claims?.sub;
-  if (typeof sub !== 'string' || sub.trim() === '' || sub.length > MAX_SUBJECT_LENGTH) throw new UnauthorizedError();
+  // The subject is the user id, compared exactly in the database (utf8mb4_bin), except that MySQL's PAD SPACE
+  // collations ignore trailing spaces: a subject with surrounding whitespace or control characters is refused
+  // rather than risk `'alice '` reading `'alice'`'s jobs.
+  if (typeof sub !== 'string' || sub.trim() === '' || sub.trim() !== sub || sub.length > MAX_SUBJECT_LENGTH || CONTROL_CHARACTERS.test(sub)) {
+    throw new UnauthorizedError();
+  }
   const roles = ROLE_CLAIMS.flatMap((name) => claimValues(claims?.[name]));
   return { userId: sub, isAdmin: roles.includes(ADMIN_ROLE) };
 }

@@ -29,6 +29,9 @@ describe('user routes', () => {
     ['no sub', { iss: 'x' }],
     ['an empty sub', { sub: '' }],
     ['a sub too long to own jobs', { sub: 'u'.repeat(65) }],
+    ['a sub with a trailing space (MySQL would equate it with the trimmed one)', { sub: 'owner ' }],
+    ['a sub with a leading tab', { sub: '\towner' }],
+    ['a sub with a control character', { sub: 'own\u0000er' }],
   ])('claims with %s → 401', async (_, claims) => {
     const res = await invoke(userHandler, apiEvent('GET /api/ai/jobs', { claims }));
     expect(res.status).toBe(401);

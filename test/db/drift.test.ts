@@ -44,6 +44,28 @@ describe('schema drift: schema.prisma vs a freshly migrated database', () => {
   it('tables, columns, nullability, primary keys, unique and plain indexes match the migrations', () => {
     expect(diffSchemaShapes(expected, migrated)).toEqual([]);
   });
+
+  it('identifiers compare exactly: ids, user ids and keys are utf8mb4_bin (case and accents matter)', async () => {
+    const [rows] = await (await rawDb()).query<mysql.RowDataPacket[]>(
+      `SELECT TABLE_NAME AS t, COLUMN_NAME AS c, COLUMN_TYPE AS type, COLLATION_NAME AS collation FROM information_schema.COLUMNS
+       WHERE TABLE_SCHEMA = DATABASE() AND TABLE_NAME <> '_prisma_migrations'
+         AND (COLUMN_TYPE = 'varchar(26)' OR COLUMN_NAME IN ('userId', 'idempotencyKey', 'dedupeKey', 'lockedBy', 'messageGroupId', 'targetId'))`,
+    );
+    // Every ULID column (ids and references) and every identifier column of every table, not a sample.
+    expect(rows.length).toBeGreaterThanOrEqual(30);
+    expect(rows.filter((r) => r.collation !== 'utf8mb4_bin').map((r) => `${r.t}.${r.c} ${r.collation}`)).toEqual([]);
+  });
+
+  it('keeps every foreign key to AiJob.id, with its rules, across the collation change', async () => {
+    const [rows] = await (await rawDb()).query<mysql.RowDataPacket[]>(
+      `SELECT CONCAT(TABLE_NAME, ' ', DELETE_RULE, ' ', UPDATE_RULE) AS fk FROM information_schema.REFERENTIAL_CONSTRAINTS
+       WHERE CONSTRAINT_SCHEMA = DATABASE() AND REFERENCED_TABLE_NAME = 'AiJob' ORDER BY TABLE_NAME`,
+    );
+    expect(rows.map((r) => r.fk)).toEqual([
+      'AiJob SET NULL CASCADE', 'AiJobArtifact RESTRICT CASCADE', 'AiJobSnapshot RESTRICT CASCADE', 'AiJobTransition RESTRICT CASCADE',
+      'AiUsageLog RESTRICT CASCADE', 'FeynmanEvaluation RESTRICT CASCADE', 'Flashcard RESTRICT CASCADE', 'QuizQuestion RESTRICT CASCADE',
+    ]);
+  });
 });
 
 describe('the drift comparer', () => {
