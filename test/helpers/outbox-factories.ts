@@ -7,6 +7,7 @@ import { DeleteMessageBatchCommand, ReceiveMessageCommand, SQSClient, type Messa
 import { EventBridgeClient } from '@aws-sdk/client-eventbridge';
 import { getPrisma, type AiJob, type Db, type OutboxEvent, type Prisma } from '../../lib/db/client.ts';
 import { newId } from '../../lib/db/ids.ts';
+import type { SqlPool } from '../../lib/db/sql-pool.ts';
 import { createJobQueues, type CreatedJobQueue } from '../../lib/queue/create-queues.ts';
 import type { QueueDefinitionOptions, QueueName } from '../../lib/queue/queue-definitions.ts';
 import { buildEnqueueEvent } from '../../lib/outbox/outbox-writer.ts';
@@ -138,6 +139,7 @@ export function testDispatcherDeps(opts: {
   eventBridge?: EventBridgeClient;
   eventBusName?: string;
   db?: Db;
+  sql?: SqlPool;
   policy?: Partial<DispatchPolicy>;
   instanceId?: string;
 }): DispatcherDeps & { logger: ReturnType<typeof recordingLogger>; metrics: ReturnType<typeof recordingMetrics> } {
@@ -151,6 +153,7 @@ export function testDispatcherDeps(opts: {
   });
   const deps = createDispatcherDeps({
     db: opts.db ?? getPrisma(), routes, logger, metrics, ...(opts.instanceId ? { instanceId: opts.instanceId } : {}),
+    ...(opts.sql ? { sql: opts.sql } : {}),
     ...(opts.policy ? { policy: opts.policy } : {}),
   });
   return { ...deps, logger, metrics };

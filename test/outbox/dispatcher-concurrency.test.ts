@@ -1,6 +1,7 @@
 import { afterAll, describe, expect, it } from 'vitest';
 import type { SQSClient } from '@aws-sdk/client-sqs';
 import { createPrismaClient, type PrismaDb } from '../../lib/db/client.ts';
+import { createSqlPool, type SqlPool } from '../../lib/db/sql-pool.ts';
 import { runDispatchCycle } from '../../lib/outbox/dispatcher.ts';
 import { parseJobMessage } from '../../lib/queue/job-message.ts';
 import { countRows } from '../helpers/db.ts';
@@ -23,9 +24,11 @@ function recordSentEntryIds(sqs: SQSClient): string[] {
 }
 
 describe('dispatcher under concurrency', () => {
+  // Each dispatcher has its own Prisma client and raw pool, as separate Lambda containers would.
   const clients: PrismaDb[] = [];
+  const pools: SqlPool[] = [];
   afterAll(async () => {
-    await Promise.all(clients.map((c) => c.$disconnect()));
+    await Promise.all([...clients.map((c) => c.$disconnect()), ...pools.map((p) => p.end())]);
   });
 
   it('publishes each of 2,000 rows exactly once with 4 dispatchers, each on its job queue', async () => {
@@ -33,10 +36,12 @@ describe('dispatcher under concurrency', () => {
     const { jobs, events } = await insertQueuedJobsWithEvents(2_000);
     const dispatchers = Array.from({ length: 4 }, (_, i) => {
       const db = createPrismaClient(process.env.DATABASE_URL ?? '');
+      const sql = createSqlPool(process.env.DATABASE_URL ?? '');
       clients.push(db);
+      pools.push(sql);
       const sqs = testSqsClient();
       const sent = recordSentEntryIds(sqs);
-      const deps = testDispatcherDeps({ queueUrls, sqs, db, instanceId: `dispatcher-${i}`, policy: { batchSize: 50 } });
+      const deps = testDispatcherDeps({ queueUrls, sqs, db, sql, instanceId: `dispatcher-${i}`, policy: { batchSize: 50 } });
       return { deps, sent };
     });
 
