@@ -24,9 +24,12 @@ export interface SettleCounts {
 /** Code stored on a row whose event type has no route. */
 export const UNKNOWN_EVENT_TYPE = 'UNKNOWN_EVENT_TYPE';
 
-/** Sends claimed rows (all held by `holder`) and settles each one. Throws only if the database fails. */
+/**
+ * Sends claimed rows (all held by `holder`) and settles each one. Throws only if the database fails.
+ * `signal` aborts the sends still in flight; their rows are settled as failed attempts (retried later).
+ */
 export async function sendAndSettle(
-  deps: DispatcherDeps, rows: readonly ClaimedOutboxEvent[], holder: string,
+  deps: DispatcherDeps, rows: readonly ClaimedOutboxEvent[], holder: string, signal?: AbortSignal,
 ): Promise<SettleCounts> {
   if (rows.length === 0) return { published: 0, retried: 0, dead: 0, failed: 0 };
   const byType = new Map<string, ClaimedOutboxEvent[]>();
@@ -35,11 +38,13 @@ export async function sendAndSettle(
     if (group) group.push(row);
     else byType.set(row.eventType, [row]);
   }
-  const outcomes = (await Promise.all([...byType].map(([type, group]) => sendGroup(deps, type, group)))).flat();
+  const outcomes = (await Promise.all([...byType].map(([type, group]) => sendGroup(deps, type, group, signal)))).flat();
   return settle(deps, rows, outcomes, holder);
 }
 
-async function sendGroup(deps: DispatcherDeps, eventType: string, rows: ClaimedOutboxEvent[]): Promise<SendOutcome[]> {
+async function sendGroup(
+  deps: DispatcherDeps, eventType: string, rows: ClaimedOutboxEvent[], signal: AbortSignal | undefined,
+): Promise<SendOutcome[]> {
   const route = deps.routes.get(eventType);
   if (!route) {
     deps.logger.error('outbox event type has no route; refusing the rows, nothing sent', {
@@ -49,7 +54,7 @@ async function sendGroup(deps: DispatcherDeps, eventType: string, rows: ClaimedO
   }
   let outcomes: SendOutcome[];
   try {
-    outcomes = await route.send(rows, deps.sql);
+    outcomes = await route.send(rows, { sql: deps.sql, ...(signal ? { signal } : {}) });
   } catch (err) {
     const error = describeError(err);
     return rows.map((r) => ({ id: r.id, result: 'retry', error }));

@@ -33,6 +33,13 @@ export interface DispatchPolicy {
   lanes: number;
   /** A `processing` row older than this is presumed abandoned and released. */
   lockTtlMs: number;
+  /** Time budget of eager dispatch, which the creating request waits for; the scheduled run does the rest. */
+  eagerTimeoutMs: number;
+  /**
+   * Time budget of one cycle's sends: calls still in flight then are aborted and their rows settled as a
+   * failed attempt, so an endpoint that hangs (rather than refuses) still counts towards `dead`.
+   */
+  sendTimeoutMs: number;
   /** Failed sends before a row is `dead` (and its job failed with DISPATCH_FAILED). */
   maxAttempts: number;
   /** Delay before retry number `attempt` (1 = after the first failure). */
@@ -42,15 +49,18 @@ export interface DispatchPolicy {
 }
 
 /**
- * 500 rows per claim, 2 lanes, 60 s lock TTL, 3 attempts, backoff 5 s then 60 s: a row whose eager dispatch
- * failed is due again before the next scheduled run (so it goes out within about a minute), and a row is only
- * given up — failing its job — after its sends have failed for over a minute. The batch size amortises the
+ * 500 rows per claim, 2 lanes, 60 s lock TTL, 2 s for eager dispatch, 3 attempts, backoff 5 s then 60 s: a
+ * row whose eager dispatch failed is due again before the next scheduled run (so it goes out within about a
+ * minute), and a row is only given up — failing its job — after its sends have failed for over a minute.
+ * An SQS call takes milliseconds; 2 s is for a slow endpoint, not a normal one. The batch size amortises the
  * per-cycle statements (claim, job lookup, publish); bench:dispatch found no gain from 3 or 4 lanes on 2 cores.
  */
 export const DEFAULT_DISPATCH_POLICY: Readonly<DispatchPolicy> = {
   batchSize: 500,
   lanes: 2,
   lockTtlMs: 60_000,
+  eagerTimeoutMs: 2_000,
+  sendTimeoutMs: 15_000,
   maxAttempts: 3,
   backoffMs: (attempt) => Math.min(5_000 * 12 ** (attempt - 1), 15 * 60_000),
   now: () => new Date(),

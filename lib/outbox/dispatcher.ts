@@ -37,7 +37,10 @@ export type EagerDispatchResult = 'published' | 'skipped' | 'failed';
 /** Time kept back from the Lambda's remaining time, so the last cycle never runs into the timeout. */
 export const DEFAULT_SAFETY_MARGIN_MS = 10_000;
 
-/** One cycle: release expired locks, claim up to `batchSize` due rows, send them, settle them. */
+/**
+ * One cycle: release expired locks, claim up to `batchSize` due rows, send them (within the policy's send
+ * budget), settle them.
+ */
 export async function runDispatchCycle(deps: DispatcherDeps): Promise<CycleCounts> {
   const started = Date.now();
   const now = deps.policy.now();
@@ -45,7 +48,16 @@ export async function runDispatchCycle(deps: DispatcherDeps): Promise<CycleCount
   if (released > 0) deps.logger.warn('released outbox rows abandoned in processing', { released });
   const claim = newClaim(deps, now);
   const claimed = await claimDueOutboxBatch(deps.sql, claim, deps.policy.batchSize);
-  const counts: CycleCounts = { released, claimed: claimed.length, ...(await sendAndSettle(deps, claimed, claim.holder)) };
+  const abort = new AbortController();
+  const budgetMs = deps.policy.sendTimeoutMs;
+  const timer = setTimeout(() => abort.abort(new Error(`sends exceeded the cycle's ${budgetMs} ms budget`)), budgetMs);
+  let settled: SettleCounts;
+  try {
+    settled = await sendAndSettle(deps, claimed, claim.holder, abort.signal);
+  } finally {
+    clearTimeout(timer);
+  }
+  const counts: CycleCounts = { released, claimed: claimed.length, ...settled };
   report(deps, counts, Date.now() - started);
   return counts;
 }
@@ -86,24 +98,50 @@ export async function runScheduledDispatch(
  * Eager dispatch of one row: claim by id → send → settle. Never throws and never fails the caller's
  * request: any failure is logged and the row is left to the scheduled run (a failed send is back in
  * `pending` with a short backoff; a crash is released after the lock TTL).
+ *
+ * Bounded in time, because the caller (job creation, an API request) waits for it: after
+ * `policy.eagerTimeoutMs` the sends still in flight are aborted and settled as a failed attempt, and the
+ * call returns `failed` at the latest one second later even if the database does not answer (the claimed
+ * row is then released after the lock TTL). A queue endpoint that accepts connections but never answers
+ * thus delays a create by the budget, not until the API Gateway timeout.
  * @returns `published` when sent now, `skipped` when the row was not ours to send (not due, already
  *   claimed or sent), `failed` otherwise.
  */
 export async function dispatchOutboxEventById(id: string, deps?: DispatcherDeps): Promise<EagerDispatchResult> {
   let resolved: DispatcherDeps | undefined;
+  const abort = new AbortController();
+  const timers: NodeJS.Timeout[] = [];
   try {
     resolved = deps ?? defaultDispatcherDeps();
-    const row = await claimOutboxEventById(resolved.sql, id, newClaim(resolved, resolved.policy.now()));
-    let result: EagerDispatchResult = 'skipped';
-    if (row) result = (await sendAndSettle(resolved, [row], row.lockedBy)).published === 1 ? 'published' : 'failed';
+    const budgetMs = resolved.policy.eagerTimeoutMs;
+    timers.push(setTimeout(() => abort.abort(new Error(`eager dispatch exceeded its ${budgetMs} ms budget`)), budgetMs));
+    const attempt = dispatchOne(resolved, id, abort.signal);
+    const backstop = new Promise<never>((_, reject) => {
+      timers.push(setTimeout(() => reject(new Error(`eager dispatch did not finish within ${budgetMs + 1_000} ms`)), budgetMs + 1_000));
+    });
+    attempt.catch(() => undefined); // after the backstop fired, a late failure has nobody to tell
+    const result = await Promise.race([attempt, backstop]);
     resolved.metrics.addMetric(EAGER_METRICS[result], MetricUnit.Count, 1);
     resolved.metrics.publishStoredMetrics();
     return result;
   } catch (err) {
     const logger = resolved?.logger ?? new Logger({ serviceName: DISPATCHER_SERVICE });
     logger.error('eager dispatch failed; the scheduled dispatcher will send the row', { outboxId: id, error: describeError(err) });
+    resolved?.metrics.addMetric(EAGER_METRICS.failed, MetricUnit.Count, 1);
+    resolved?.metrics.publishStoredMetrics();
     return 'failed';
+  } finally {
+    for (const timer of timers) clearTimeout(timer);
   }
+}
+
+async function dispatchOne(deps: DispatcherDeps, id: string, signal: AbortSignal): Promise<EagerDispatchResult> {
+  const row = await claimOutboxEventById(deps.sql, id, newClaim(deps, deps.policy.now()));
+  if (!row) return 'skipped';
+  const counts = await sendAndSettle(deps, [row], row.lockedBy, signal);
+  if (counts.published === 1) return 'published';
+  if (signal.aborted) deps.logger.warn('eager dispatch ran out of time; the scheduled dispatcher will send the row', { outboxId: id });
+  return 'failed';
 }
 
 const EAGER_METRICS: Record<EagerDispatchResult, string> = {

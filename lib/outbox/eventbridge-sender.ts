@@ -10,14 +10,14 @@ import { PutEventsCommand, type EventBridgeClient, type PutEventsRequestEntry } 
 import { JOB_EVENT_SOURCE, jobEventDetailSchema, jobEventTypeFor } from './job-events.ts';
 import type { DispatchRow } from './outbox-claims.ts';
 import { chunk, describeError } from './send-helpers.ts';
-import type { SendOutcome } from './routes.ts';
+import type { SendContext, SendOutcome } from './routes.ts';
 
 /** EventBridge's limit on entries per `PutEvents`. */
 const PUT_EVENTS_LIMIT = 10;
 
 /** Builds the `send` of the job-event route for this bus. */
 export function createJobEventSender(eventBridge: EventBridgeClient, eventBusName: string) {
-  return async (rows: readonly DispatchRow[]): Promise<SendOutcome[]> => {
+  return async (rows: readonly DispatchRow[], ctx?: SendContext): Promise<SendOutcome[]> => {
     const outcomes: SendOutcome[] = [];
     const entries: { id: string; entry: PutEventsRequestEntry }[] = [];
     for (const row of rows) {
@@ -25,7 +25,7 @@ export function createJobEventSender(eventBridge: EventBridgeClient, eventBusNam
       if ('result' in prepared) outcomes.push(prepared);
       else entries.push(prepared);
     }
-    const sent = await Promise.all(chunk(entries, PUT_EVENTS_LIMIT).map((c) => putEvents(eventBridge, c)));
+    const sent = await Promise.all(chunk(entries, PUT_EVENTS_LIMIT).map((c) => putEvents(eventBridge, c, ctx?.signal)));
     for (const s of sent) outcomes.push(...s);
     return outcomes;
   };
@@ -49,10 +49,12 @@ function prepareEntry(row: DispatchRow, eventBusName: string): { id: string; ent
   };
 }
 
-async function putEvents(eventBridge: EventBridgeClient, batch: { id: string; entry: PutEventsRequestEntry }[]): Promise<SendOutcome[]> {
+async function putEvents(
+  eventBridge: EventBridgeClient, batch: { id: string; entry: PutEventsRequestEntry }[], signal: AbortSignal | undefined,
+): Promise<SendOutcome[]> {
   let response;
   try {
-    response = await eventBridge.send(new PutEventsCommand({ Entries: batch.map((b) => b.entry) }));
+    response = await eventBridge.send(new PutEventsCommand({ Entries: batch.map((b) => b.entry) }), signal ? { abortSignal: signal } : {});
   } catch (err) {
     const error = describeError(err);
     return batch.map((b) => ({ id: b.id, result: 'retry', error }));

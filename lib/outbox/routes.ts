@@ -20,14 +20,21 @@ export type SendOutcome =
   /** Can never succeed as stored (bad payload, unknown queue, missing job): give up now. */
   | { id: string; result: 'reject'; code: string; error: string };
 
+/** What a route's `send` gets besides the rows. */
+export interface SendContext {
+  /** The dispatcher's raw pool, for lookups the messages need. */
+  sql: SqlPool;
+  /** Aborts the AWS calls in flight (eager dispatch's time budget); an aborted entry is retried later. */
+  signal?: AbortSignal;
+}
+
 /** How one event type is delivered. */
 export interface OutboxRoute {
   /**
    * Sends rows of this route's event type; returns one outcome per row. It may throw only for failures of
    * the whole call (e.g. the database lookup), which the dispatcher treats as `retry` for every row.
-   * `sql` is the dispatcher's raw pool, for lookups the messages need.
    */
-  send(rows: readonly DispatchRow[], sql: SqlPool): Promise<SendOutcome[]>;
+  send(rows: readonly DispatchRow[], ctx: SendContext): Promise<SendOutcome[]>;
   /**
    * Runs in the transaction that gives a row up (`dead` or `failed`), so nothing waits forever on a message
    * that will never be sent — e.g. the job of an undeliverable enqueue row moves `queued → failed`.

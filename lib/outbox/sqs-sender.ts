@@ -17,7 +17,7 @@ import type { QueueName } from '../queue/queue-definitions.ts';
 import { enqueuePayloadSchema } from './event-types.ts';
 import { placeholders, type DispatchRow } from './outbox-claims.ts';
 import { chunk, describeError } from './send-helpers.ts';
-import type { SendOutcome } from './routes.ts';
+import type { SendContext, SendOutcome } from './routes.ts';
 
 /** The job error code when its enqueue row is given up (ADR-003 §4.4): the job must not wait forever. */
 export const DISPATCH_FAILED = 'DISPATCH_FAILED';
@@ -32,8 +32,8 @@ interface PreparedEntry {
 
 /** Builds the `send` of the enqueue route for these queues. */
 export function createJobMessageSender(sqs: SQSClient, queueUrls: Record<QueueName, string>) {
-  return async (rows: readonly DispatchRow[], sql: SqlPool): Promise<SendOutcome[]> => {
-    const jobs = await findJobsForMessages(sql, rows.map((r) => r.aggregateId));
+  return async (rows: readonly DispatchRow[], ctx: SendContext): Promise<SendOutcome[]> => {
+    const jobs = await findJobsForMessages(ctx.sql, rows.map((r) => r.aggregateId));
     const outcomes: SendOutcome[] = [];
     const byQueue = new Map<string, PreparedEntry['entry'][]>();
     for (const row of rows) {
@@ -42,7 +42,7 @@ export function createJobMessageSender(sqs: SQSClient, queueUrls: Record<QueueNa
       else if (byQueue.has(prepared.queueUrl)) byQueue.get(prepared.queueUrl)?.push(prepared.entry);
       else byQueue.set(prepared.queueUrl, [prepared.entry]);
     }
-    const calls = [...byQueue].flatMap(([url, entries]) => chunk(entries, SQS_BATCH_LIMIT).map((c) => sendBatch(sqs, url, c)));
+    const calls = [...byQueue].flatMap(([url, entries]) => chunk(entries, SQS_BATCH_LIMIT).map((c) => sendBatch(sqs, url, c, ctx.signal)));
     for (const sent of await Promise.all(calls)) outcomes.push(...sent);
     return outcomes;
   };
@@ -109,10 +109,12 @@ function prepareEntry(
   };
 }
 
-async function sendBatch(sqs: SQSClient, queueUrl: string, entries: PreparedEntry['entry'][]): Promise<SendOutcome[]> {
+async function sendBatch(
+  sqs: SQSClient, queueUrl: string, entries: PreparedEntry['entry'][], signal: AbortSignal | undefined,
+): Promise<SendOutcome[]> {
   let response;
   try {
-    response = await sqs.send(new SendMessageBatchCommand({ QueueUrl: queueUrl, Entries: entries }));
+    response = await sqs.send(new SendMessageBatchCommand({ QueueUrl: queueUrl, Entries: entries }), signal ? { abortSignal: signal } : {});
   } catch (err) {
     const error = describeError(err);
     return entries.map((e) => ({ id: e.Id, result: 'retry', error }));

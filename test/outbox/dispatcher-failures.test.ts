@@ -12,7 +12,7 @@ import { claimDueOutboxBatch } from '../../lib/outbox/outbox-claims.ts';
 import { markOutboxPublished } from '../../lib/outbox/outbox-settlement.ts';
 import { parseJobMessage } from '../../lib/queue/job-message.ts';
 import { insertJob, transitionsOf } from '../helpers/factories.ts';
-import { freePort } from '../helpers/ports.ts';
+import { freePort, silentEndpoint } from '../helpers/ports.ts';
 import {
   createTestQueues, drainQueue, enqueueRowFor, insertEnqueueEvent, movableClock, outboxRows, testDispatcherDeps, testSqsClient,
 } from '../helpers/outbox-factories.ts';
@@ -92,6 +92,32 @@ describe('dispatcher failures', () => {
     const events = await getPrisma().outboxEvent.findMany({ where: { aggregateId: job.id, eventType: 'ai.job.failed' } });
     expect(events).toHaveLength(1);
     expect(deps.logger.records.some((r) => r.level === 'error' && r.message.includes('dead'))).toBe(true);
+  });
+
+  it('counts sends to an endpoint that hangs as failed attempts (aborted after the cycle budget): dead after 3', async () => {
+    const hung = await silentEndpoint();
+    try {
+      const job = await insertJob();
+      const row = await insertEnqueueEvent(job);
+      const clock = movableClock();
+      const deps = testDispatcherDeps({
+        queueUrls: { interactive: `${hung.url}/000000000000/hangs.fifo`, background: 'unused' },
+        sqs: testSqsClient(hung.url), policy: { now: clock.now, sendTimeoutMs: 200 },
+      });
+
+      // Without the budget the first cycle never returns (no SDK request timeout): the test would time out.
+      expect(await runDispatchCycle(deps)).toMatchObject({ claimed: 1, retried: 1 });
+      const [stored] = await outboxRows([row.id]);
+      expect(stored).toMatchObject({ status: 'pending', attemptCount: 1, lockedBy: null });
+      expect(stored?.lastError).toMatch(/budget|abort/i);
+      clock.advance(5_000);
+      expect(await runDispatchCycle(deps)).toMatchObject({ claimed: 1, retried: 1 });
+      clock.advance(60_000);
+      expect(await runDispatchCycle(deps)).toMatchObject({ claimed: 1, dead: 1 });
+      expect(await getPrisma().aiJob.findUniqueOrThrow({ where: { id: job.id } })).toMatchObject({ lifecycleStatus: 'failed', errorCode: 'DISPATCH_FAILED' });
+    } finally {
+      await hung.close();
+    }
   });
 
   it('retries only the entry SQS rejects in a batch; the others are published', async () => {

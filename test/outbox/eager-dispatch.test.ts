@@ -12,7 +12,7 @@ import { syntheticJob } from '../../lib/job-types/synthetic-job.ts';
 import { dispatchOutboxEventById, runScheduledDispatch, type EagerDispatchResult } from '../../lib/outbox/dispatcher.ts';
 import type { DispatcherDeps } from '../../lib/outbox/dispatcher-deps.ts';
 import { parseJobMessage } from '../../lib/queue/job-message.ts';
-import { freePort } from '../helpers/ports.ts';
+import { freePort, silentEndpoint } from '../helpers/ports.ts';
 import { createTestQueues, drainQueue, movableClock, outboxRows, testDispatcherDeps, testSqsClient } from '../helpers/outbox-factories.ts';
 
 /** A background job type that orders each user's jobs (message group = user id). */
@@ -98,6 +98,33 @@ describe('eager dispatch', () => {
     expect(await runScheduledDispatch(scheduled, { remainingTimeMs: () => 50_000 })).toMatchObject({ published: 1 });
     const [message] = await drainQueue(testSqsClient(), queueUrls.interactive);
     expect(parseJobMessage(message?.Body ?? '').jobId).toBe(job.id);
+  });
+
+  it('gives up on a queue endpoint that never answers after its budget: the create returns, the row is retried later', async () => {
+    const { queueUrls } = await createTestQueues();
+    const hung = await silentEndpoint();
+    try {
+      const clock = movableClock();
+      const stuck = testDispatcherDeps({ queueUrls, sqs: testSqsClient(hung.url), policy: { now: clock.now, eagerTimeoutMs: 300 } });
+
+      // Without the budget this never returns (the SDK has no request timeout): the test would time out.
+      const { job, result } = await createWithEagerDispatch(stuck, request());
+
+      expect(result).toBe('failed');
+      const [row] = await outboxRows();
+      expect(row).toMatchObject({ status: 'pending', attemptCount: 1, lockedBy: null });
+      expect(row?.lastError).toMatch(/abort|budget/i);
+      expect(stuck.logger.records.some((r) => r.level === 'warn' && /ran out of time/.test(r.message))).toBe(true);
+      expect(stuck.metrics.total('EagerDispatchFailed')).toBe(1);
+
+      clock.advance(60_000);
+      const scheduled = testDispatcherDeps({ queueUrls, policy: { now: clock.now } });
+      expect(await runScheduledDispatch(scheduled, { remainingTimeMs: () => 50_000 })).toMatchObject({ published: 1 });
+      const [message] = await drainQueue(testSqsClient(), queueUrls.interactive);
+      expect(parseJobMessage(message?.Body ?? '').jobId).toBe(job.id);
+    } finally {
+      await hung.close();
+    }
   });
 
   it('returns failed instead of throwing when it cannot even start (no configuration)', async () => {
