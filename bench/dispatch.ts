@@ -7,7 +7,7 @@
  *
  * The SQS server is fauxqs in its own process (so it does not share the bench's CPU), or whatever
  * AWS_ENDPOINT_URL_SQS points at. Env: DATABASE_URL (server; the bench uses database `aijobs_bench_dispatch`),
- * BENCH_ROWS (default 20000), BENCH_ROUNDS (default 5), BENCH_BATCH and BENCH_LANES (default: the dispatcher's).
+ * BENCH_ROWS (default 20000), BENCH_ROUNDS (default 7), BENCH_BATCH and BENCH_LANES (default: the dispatcher's).
  *
  * This machine is shared and its speed drifts by tens of percent within a minute, so each round measures
  * both sides back to back, and the ratio reported is the median of the rounds' ratios (each round's best
@@ -147,7 +147,7 @@ async function rawRate(inFlight: number, count = rows): Promise<number> {
 }
 
 const fmt = (n: number) => n.toFixed(0);
-const rounds = Number(process.env.BENCH_ROUNDS ?? 5);
+const rounds = Number(process.env.BENCH_ROUNDS ?? 7);
 const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)] ?? NaN;
 try {
   // Both sides send full batches of 10; a dispatcher keeps up to batchSize/10 calls in flight per cycle.

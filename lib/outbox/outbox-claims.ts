@@ -44,9 +44,16 @@ const DISPATCH_COLUMNS = 'id, eventType, aggregateType, aggregateId, dedupeKey, 
  */
 const BEGIN_READ_COMMITTED = 'SET TRANSACTION ISOLATION LEVEL READ COMMITTED; START TRANSACTION';
 
-/** `?, ?, ?` for a parameter list. */
+const placeholderLists = new Map<number, string>();
+
+/** `?, ?, ?` for a parameter list (memoised: the same few lengths, every cycle). */
 export function placeholders(count: number): string {
-  return Array.from({ length: count }, () => '?').join(', ');
+  let list = placeholderLists.get(count);
+  if (list === undefined) {
+    list = Array.from({ length: count }, () => '?').join(', ');
+    if (placeholderLists.size < 2_000) placeholderLists.set(count, list);
+  }
+  return list;
 }
 
 /**
