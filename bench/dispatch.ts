@@ -7,7 +7,7 @@
  *
  * The SQS server is fauxqs in its own process (so it does not share the bench's CPU), or whatever
  * AWS_ENDPOINT_URL_SQS points at. Env: DATABASE_URL (server; the bench uses database `aijobs_bench_dispatch`),
- * BENCH_ROWS (default 20000), BENCH_ROUNDS (default 7), BENCH_BATCH and BENCH_LANES (default: the dispatcher's).
+ * BENCH_ROWS (default 20000), BENCH_ROUNDS (default 7), BENCH_BATCH and BENCH_IN_FLIGHT (batches in flight; default: the dispatcher's).
  *
  * This machine is shared and its speed drifts by tens of percent within a minute, so rounds alternate both
  * sides and medians are reported: dispatch_ratio = best dispatcher median / best raw median. Each round's own
@@ -33,7 +33,7 @@ import { freePort, waitFor } from '../test/helpers/ports.ts';
 
 const rows = Number(process.env.BENCH_ROWS ?? 20_000);
 const batchSize = Number(process.env.BENCH_BATCH ?? DEFAULT_DISPATCH_POLICY.batchSize);
-const lanes = Number(process.env.BENCH_LANES ?? DEFAULT_DISPATCH_POLICY.lanes);
+const batchesInFlight = Number(process.env.BENCH_IN_FLIGHT ?? DEFAULT_DISPATCH_POLICY.batchesInFlight);
 const url = withDatabase(databaseUrlFromEnv(), 'aijobs_bench_dispatch');
 await migrateDatabase(url);
 const s = parseDatabaseUrl(url);
@@ -105,7 +105,7 @@ async function dispatchRate(dispatchers: number): Promise<number> {
   const clients = Array.from({ length: dispatchers }, () => createPrismaClient(`${url}?connectionLimit=4`));
   const pools = Array.from({ length: dispatchers }, () => createSqlPool(`${url}?connectionLimit=4`));
   const deps = clients.map((db, i) => createDispatcherDeps({
-    db, sql: pools[i], logger: silent, metrics: noMetrics, instanceId: `bench-${i}`, policy: { batchSize, lanes },
+    db, sql: pools[i], logger: silent, metrics: noMetrics, instanceId: `bench-${i}`, policy: { batchSize, batchesInFlight },
     routes: createOutboxRoutes({ sqs: sqs(), queueUrls, eventBridge: new EventBridgeClient({}), eventBusName: 'unused' }),
   }));
   // Connect outside the timing.
@@ -164,7 +164,7 @@ try {
     console.log(`round ${round + 1}: raw ${fmt(r.raw1)}/${fmt(r.rawN)} dispatcher ${fmt(r.one)}/${fmt(r.four)} ratio ${samples.ratio.at(-1)?.toFixed(2)}`);
   }
   const [raw1, rawN, one, four] = [samples.raw1, samples.rawN, samples.one, samples.four].map(median) as [number, number, number, number];
-  console.log(`rows=${rows} batch=${batchSize} lanes=${lanes} rounds=${rounds} (medians) sqs=${sqsServer.endpoint}`);
+  console.log(`rows=${rows} batch=${batchSize} in_flight_batches=${batchesInFlight} rounds=${rounds} (medians) sqs=${sqsServer.endpoint}`);
   console.log(`raw_send_message_batch_msgs_per_s(in_flight=1)=${fmt(raw1)}`);
   console.log(`raw_send_message_batch_msgs_per_s(in_flight=${parallel * 4})=${fmt(rawN)}`);
   console.log(`dispatcher_rows_per_s(dispatchers=1)=${fmt(one)}`);

@@ -29,8 +29,8 @@ export interface DispatchMetrics {
 export interface DispatchPolicy {
   /** Rows claimed per cycle. */
   batchSize: number;
-  /** Cycles a scheduled run keeps in flight at once (claims never overlap). */
-  lanes: number;
+  /** Claimed batches a scheduled run sends and settles at once while it claims the next (≥ 1). */
+  batchesInFlight: number;
   /** A `processing` row older than this is presumed abandoned and released. */
   lockTtlMs: number;
   /** Time budget of eager dispatch, which the creating request waits for; the scheduled run does the rest. */
@@ -49,15 +49,15 @@ export interface DispatchPolicy {
 }
 
 /**
- * 500 rows per claim, 2 lanes, 60 s lock TTL, 2 s for eager dispatch, 3 attempts, backoff 5 s then 60 s: a
+ * 500 rows per claim, 3 batches in flight, 60 s lock TTL, 2 s for eager dispatch, 3 attempts, backoff 5 s then 60 s: a
  * row whose eager dispatch failed is due again before the next scheduled run (so it goes out within about a
  * minute), and a row is only given up — failing its job — after its sends have failed for over a minute.
  * An SQS call takes milliseconds; 2 s is for a slow endpoint, not a normal one. The batch size amortises the
- * per-cycle statements (claim, job lookup, publish); bench:dispatch found no gain from 3 or 4 lanes on 2 cores.
+ * per-cycle statements (claim, job lookup, publish).
  */
 export const DEFAULT_DISPATCH_POLICY: Readonly<DispatchPolicy> = {
   batchSize: 500,
-  lanes: 2,
+  batchesInFlight: 3,
   lockTtlMs: 60_000,
   eagerTimeoutMs: 2_000,
   sendTimeoutMs: 15_000,

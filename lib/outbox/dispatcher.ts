@@ -13,7 +13,7 @@ import { Logger } from '@aws-lambda-powertools/logger';
 import { newId } from '../db/ids.ts';
 import { sendAndSettle, type SettleCounts } from './dispatch-batch.ts';
 import { DISPATCHER_SERVICE, defaultDispatcherDeps, type DispatcherDeps } from './dispatcher-deps.ts';
-import { claimDueOutboxBatch, claimOutboxEventById, releaseExpiredOutboxLocks, type ClaimContext } from './outbox-claims.ts';
+import { claimDueOutboxBatch, claimOutboxEventById, releaseExpiredOutboxLocks, type ClaimContext, type ClaimedOutboxEvent } from './outbox-claims.ts';
 import { describeError } from './send-helpers.ts';
 
 export { UNKNOWN_EVENT_TYPE } from './dispatch-batch.ts';
@@ -42,29 +42,52 @@ export const DEFAULT_SAFETY_MARGIN_MS = 10_000;
  * budget), settle them.
  */
 export async function runDispatchCycle(deps: DispatcherDeps): Promise<CycleCounts> {
+  return completeCycle(deps, await claimCycle(deps));
+}
+
+/** The database half of a cycle's start: expired claims released, then a batch claimed. */
+interface ClaimedCycle {
+  started: number;
+  released: number;
+  holder: string;
+  rows: ClaimedOutboxEvent[];
+}
+
+async function claimCycle(deps: DispatcherDeps): Promise<ClaimedCycle> {
   const started = Date.now();
   const now = deps.policy.now();
   const released = await releaseExpiredOutboxLocks(deps.sql, now);
   if (released > 0) deps.logger.warn('released outbox rows abandoned in processing', { released });
   const claim = newClaim(deps, now);
-  const claimed = await claimDueOutboxBatch(deps.sql, claim, deps.policy.batchSize);
+  const rows = await claimDueOutboxBatch(deps.sql, claim, deps.policy.batchSize);
+  return { started, released, holder: claim.holder, rows };
+}
+
+/** The rest of a cycle: send the claimed rows within the send budget, settle them, report. */
+async function completeCycle(deps: DispatcherDeps, cycle: ClaimedCycle): Promise<CycleCounts> {
   const abort = new AbortController();
   const budgetMs = deps.policy.sendTimeoutMs;
   const timer = setTimeout(() => abort.abort(new Error(`sends exceeded the cycle's ${budgetMs} ms budget`)), budgetMs);
   let settled: SettleCounts;
   try {
-    settled = await sendAndSettle(deps, claimed, claim.holder, abort.signal);
+    settled = await sendAndSettle(deps, cycle.rows, cycle.holder, abort.signal);
   } finally {
     clearTimeout(timer);
   }
-  const counts: CycleCounts = { released, claimed: claimed.length, ...settled };
-  report(deps, counts, Date.now() - started);
+  const counts: CycleCounts = { released: cycle.released, claimed: cycle.rows.length, ...settled };
+  report(deps, counts, Date.now() - cycle.started);
   return counts;
 }
 
 /**
- * The scheduled run: cycles while a cycle came back full (more rows are probably due) and the next cycle
- * fits in the remaining time minus a safety margin. Overlapping runs are safe: claims are disjoint.
+ * The scheduled run: one claimer, and up to `batchesInFlight` claimed batches being sent and settled at once,
+ * so the next claim overlaps the previous batches' sends. Claims continue while the last one came back full
+ * (more rows are probably due) and the next cycle fits in the remaining time minus a safety margin.
+ * Overlapping runs are safe: claims are disjoint.
+ *
+ * Why one claimer rather than several parallel claim→send→settle loops: concurrent claims make each other's
+ * `SKIP LOCKED` scans step over rows the other holds, and with the sends overlapped the claimer is never the
+ * wait (bench:dispatch: ~8% more rows/s than two independent loops).
  */
 export async function runScheduledDispatch(
   deps: DispatcherDeps,
@@ -73,19 +96,27 @@ export async function runScheduledDispatch(
   const margin = time.safetyMarginMs ?? DEFAULT_SAFETY_MARGIN_MS;
   const summary: DispatchRunSummary = { cycles: 0, released: 0, claimed: 0, published: 0, retried: 0, dead: 0, failed: 0 };
   let longestCycleMs = 0;
-  let drained = false;
-  // Lanes overlap one cycle's database work with another's sends; their claims are disjoint (SKIP LOCKED).
-  const lane = async () => {
-    while (!drained && time.remainingTimeMs() - margin > longestCycleMs) {
-      const started = Date.now();
-      const counts = await runDispatchCycle(deps);
-      longestCycleMs = Math.max(longestCycleMs, Date.now() - started);
-      summary.cycles += 1;
-      for (const key of Object.keys(counts) as (keyof CycleCounts)[]) summary[key] += counts[key];
-      if (counts.claimed < deps.policy.batchSize) drained = true;
+  const inFlight = new Set<Promise<void>>();
+  let failure: { error: unknown } | undefined;
+  try {
+    while (!failure && time.remainingTimeMs() - margin > longestCycleMs) {
+      const cycle = await claimCycle(deps);
+      const done: Promise<void> = completeCycle(deps, cycle).then((counts) => {
+        longestCycleMs = Math.max(longestCycleMs, Date.now() - cycle.started);
+        summary.cycles += 1;
+        for (const key of Object.keys(counts) as (keyof CycleCounts)[]) summary[key] += counts[key];
+      }, (error: unknown) => {
+        failure ??= { error };
+      }).finally(() => inFlight.delete(done));
+      inFlight.add(done);
+      if (cycle.rows.length < deps.policy.batchSize) break; // drained for now
+      while (inFlight.size >= deps.policy.batchesInFlight) await Promise.race(inFlight);
     }
-  };
-  await Promise.all(Array.from({ length: deps.policy.lanes }, lane));
+  } finally {
+    // Never return (or throw) with a batch still being sent: its rows would wait for the lock TTL.
+    await Promise.all(inFlight);
+  }
+  if (failure) throw failure.error;
   // What is still waiting after the run: the OutboxBacklog alarm watches this (infra/alarms.ts).
   const backlog = await deps.db.outboxEvent.count({ where: { status: { in: ['pending', 'processing'] } } });
   deps.metrics.addMetric('OutboxBacklog', MetricUnit.Count, backlog);

@@ -6,7 +6,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Context, ScheduledEvent } from 'aws-lambda';
 import { handler } from '../../functions/dispatcher.ts';
 import { runScheduledDispatch } from '../../lib/outbox/dispatcher.ts';
-import { countRows } from '../helpers/db.ts';
+import { countRows, rawDb } from '../helpers/db.ts';
 import { createTestQueues, drainQueue, insertQueuedJobsWithEvents, testDispatcherDeps, testSqsClient } from '../helpers/outbox-factories.ts';
 
 function lambdaContext(remainingMs: number): Context {
@@ -17,7 +17,7 @@ describe('scheduled dispatch', () => {
   it('runs cycles until no due rows remain', async () => {
     const { queueUrls } = await createTestQueues();
     await insertQueuedJobsWithEvents(250);
-    const deps = testDispatcherDeps({ queueUrls, policy: { batchSize: 100, lanes: 1 } });
+    const deps = testDispatcherDeps({ queueUrls, policy: { batchSize: 100, batchesInFlight: 1 } });
 
     const summary = await runScheduledDispatch(deps, { remainingTimeMs: () => 60_000 });
 
@@ -27,15 +27,40 @@ describe('scheduled dispatch', () => {
     expect(deps.metrics.published).toBe(4); // one metrics flush per cycle, one for the backlog at the end
   });
 
-  it('overlaps cycles in lanes without sending any row twice', async () => {
+  it('overlaps batches in flight without sending any row twice', async () => {
     const { queueUrls } = await createTestQueues();
     await insertQueuedJobsWithEvents(250);
-    const deps = testDispatcherDeps({ queueUrls, policy: { batchSize: 40, lanes: 3 } });
+    const deps = testDispatcherDeps({ queueUrls, policy: { batchSize: 40, batchesInFlight: 3 } });
 
     const summary = await runScheduledDispatch(deps, { remainingTimeMs: () => 60_000 });
 
     expect(summary).toMatchObject({ claimed: 250, published: 250, retried: 0, dead: 0, failed: 0 });
     expect(summary.cycles).toBeGreaterThanOrEqual(7);
+  });
+
+  it('when settling one batch fails, lets the batches in flight finish before it throws', async () => {
+    const { queueUrls } = await createTestQueues();
+    const { events } = await insertQueuedJobsWithEvents(250);
+    const poisoned = [...events].sort((a, b) => a.id.localeCompare(b.id))[0]!; // in the first batch claimed
+    const db = await rawDb();
+    await db.query(
+      `CREATE TRIGGER fail_one_publish BEFORE UPDATE ON OutboxEvent FOR EACH ROW
+       IF NEW.status = 'published' AND OLD.id = '${poisoned.id}' THEN SIGNAL SQLSTATE '45000' SET MESSAGE_TEXT = 'injected failure'; END IF`,
+    );
+    try {
+      const deps = testDispatcherDeps({ queueUrls, policy: { batchSize: 40, batchesInFlight: 3 } });
+
+      await expect(runScheduledDispatch(deps, { remainingTimeMs: () => 60_000 })).rejects.toThrow(/injected failure/);
+
+      // Only the failed batch is left in `processing` (released after the lock TTL); every other batch the run
+      // had claimed was sent and settled before it gave up.
+      const processing = await countRows('OutboxEvent', "status = 'processing'");
+      expect(processing).toBe(40);
+      expect(await countRows('OutboxEvent', "status = 'published'")).toBeGreaterThanOrEqual(40);
+      expect(await countRows('OutboxEvent', "status = 'processing' AND id = ?", [poisoned.id])).toBe(1);
+    } finally {
+      await db.query('DROP TRIGGER IF EXISTS fail_one_publish');
+    }
   });
 
   it('starts no cycle when the time left is within the safety margin', async () => {
