@@ -88,16 +88,24 @@ export async function withSqlConnection<T>(db: SqlPool, fn: (conn: mariadb.PoolC
 /** MySQL/MariaDB: "Deadlock found when trying to get lock; try restarting transaction". */
 const ER_LOCK_DEADLOCK = 1213;
 
+/** The raw driver's deadlock error. */
+function isDriverDeadlock(err: unknown): boolean {
+  return (err as SqlDriverError | undefined)?.errno === ER_LOCK_DEADLOCK;
+}
+
 /**
  * Runs `fn` again (whole) when the server chose its transaction as a deadlock victim, up to `tries` times.
  * Only for transactions made of compare-and-set statements, which are safe to repeat after a rollback.
+ * `isDeadlock` recognises the victim's error (the raw driver's by default; Prisma wraps it differently).
  */
-export async function retryOnDeadlock<T>(fn: () => Promise<T>, tries = 3): Promise<T> {
+export async function retryOnDeadlock<T>(
+  fn: () => Promise<T>, isDeadlock: (err: unknown) => boolean = isDriverDeadlock, tries = 3,
+): Promise<T> {
   for (let attempt = 1; ; attempt += 1) {
     try {
       return await fn();
     } catch (err) {
-      if (attempt >= tries || (err as SqlDriverError).errno !== ER_LOCK_DEADLOCK) throw err;
+      if (attempt >= tries || !isDeadlock(err)) throw err;
       await new Promise((resolve) => setTimeout(resolve, 5 + Math.random() * 20 * attempt));
     }
   }

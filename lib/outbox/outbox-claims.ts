@@ -36,24 +36,14 @@ export interface ClaimContext {
 const DISPATCH_COLUMNS = 'id, eventType, aggregateType, aggregateId, dedupeKey, payload, queueName, messageGroupId, attemptCount';
 
 /**
- * READ COMMITTED for the next transaction only (the pool's connections keep their default otherwise).
- * Why: outbox writes filter on `status`, which MariaDB/MySQL scan through the `(status, …)` indexes. Under
- * REPEATABLE READ those scans take next-key (gap) locks, and concurrent dispatchers claiming and releasing
- * neighbouring rows deadlock (seen in the 4-dispatcher test). Under READ COMMITTED only matching rows stay
- * locked, and an UPDATE skips rows another transaction holds when their committed version does not match.
+ * READ COMMITTED for the next transaction only (the pool's connections keep their default otherwise), for
+ * the reason given in ./read-committed.ts.
  */
 const BEGIN_READ_COMMITTED = 'SET TRANSACTION ISOLATION LEVEL READ COMMITTED; START TRANSACTION';
 
-const placeholderLists = new Map<number, string>();
-
-/** `?, ?, ?` for a parameter list (memoised: the same few lengths, every cycle). */
+/** `?, ?, ?` for a parameter list. */
 export function placeholders(count: number): string {
-  let list = placeholderLists.get(count);
-  if (list === undefined) {
-    list = Array.from({ length: count }, () => '?').join(', ');
-    if (placeholderLists.size < 2_000) placeholderLists.set(count, list);
-  }
-  return list;
+  return count > 0 ? `${'?, '.repeat(count - 1)}?` : '';
 }
 
 /**

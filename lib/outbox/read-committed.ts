@@ -1,8 +1,8 @@
 import type { Db, Prisma } from '../db/client.ts';
+import { retryOnDeadlock } from '../db/sql-pool.ts';
 
 /** Prisma's code for "transaction failed due to a write conflict or a deadlock". */
 const WRITE_CONFLICT = 'P2034';
-const MAX_TRIES = 3;
 
 /**
  * Runs `fn` in a READ COMMITTED transaction, retried (whole) when the database picks it as a deadlock
@@ -17,12 +17,8 @@ const MAX_TRIES = 3;
  */
 export async function readCommitted<T>(db: Db, fn: (tx: Prisma.TransactionClient) => Promise<T>): Promise<T> {
   if (!('$transaction' in db)) return fn(db);
-  for (let attempt = 1; ; attempt += 1) {
-    try {
-      return await db.$transaction(fn, { isolationLevel: 'ReadCommitted' });
-    } catch (err) {
-      if (attempt >= MAX_TRIES || (err as { code?: unknown }).code !== WRITE_CONFLICT) throw err;
-      await new Promise((resolve) => setTimeout(resolve, 5 + Math.random() * 20 * attempt));
-    }
-  }
+  return retryOnDeadlock(
+    () => db.$transaction(fn, { isolationLevel: 'ReadCommitted' }),
+    (err) => (err as { code?: unknown } | undefined)?.code === WRITE_CONFLICT,
+  );
 }
