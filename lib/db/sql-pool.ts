@@ -11,6 +11,9 @@ import type { SqlStatement } from './sql.ts';
 /** The raw driver pool type (hot-path repositories take one). */
 export type SqlPool = mariadb.Pool;
 
+/** What runs a statement: the pool, or one of its connections (inside a transaction it holds). */
+export type SqlRunner = Pick<SqlPool, 'query'>;
+
 let pool: SqlPool | undefined;
 
 /** A new raw pool for a DATABASE_URL (multi-statement text protocol, UTC, the URL's pool size and TLS). */

@@ -7,6 +7,8 @@
  * error summaries, never payloads.
  */
 import type { DispatcherDeps } from './dispatcher-deps.ts';
+import type { SqlRunner } from '../db/sql-pool.ts';
+import { settleHeldBatch, type HeldOutboxBatch } from './held-claim.ts';
 import type { ClaimedOutboxEvent, DispatchRow } from './outbox-claims.ts';
 import { giveUpOutboxEvent, markOutboxPublished, scheduleOutboxRetry } from './outbox-settlement.ts';
 import type { SendOutcome } from './routes.ts';
@@ -25,25 +27,36 @@ export interface SettleCounts {
 export const UNKNOWN_EVENT_TYPE = 'UNKNOWN_EVENT_TYPE';
 
 /**
- * Sends claimed rows (all held by `holder`) and settles each one. Throws only if the database fails.
+ * A claimed set of rows and how it is settled: a lease (eager dispatch: rows `processing` under `holder`,
+ * settled by compare-and-set on the pool) or a held batch (the scheduled run: rows locked by an open
+ * transaction, settled and committed on its connection).
+ */
+export type DispatchClaim =
+  | { kind: 'lease'; rows: readonly ClaimedOutboxEvent[]; holder: string }
+  | { kind: 'held'; batch: HeldOutboxBatch };
+
+/**
+ * Sends claimed rows and settles each one. Throws only if the database fails (a held batch is then rolled
+ * back: its rows are due again, and sent ones are deduplicated when re-sent).
  * `signal` aborts the sends still in flight; their rows are settled as failed attempts (retried later).
  */
-export async function sendAndSettle(
-  deps: DispatcherDeps, rows: readonly ClaimedOutboxEvent[], holder: string, signal?: AbortSignal,
-): Promise<SettleCounts> {
+export async function sendAndSettle(deps: DispatcherDeps, claim: DispatchClaim, signal?: AbortSignal): Promise<SettleCounts> {
+  const rows = claim.kind === 'lease' ? claim.rows : claim.batch.rows;
   if (rows.length === 0) return { published: 0, retried: 0, dead: 0, failed: 0 };
+  // A held batch's lookups run in its own transaction: no second connection per batch in flight.
+  const sql = claim.kind === 'held' && claim.batch.connection ? claim.batch.connection : deps.sql;
   const byType = new Map<string, ClaimedOutboxEvent[]>();
   for (const row of rows) {
     const group = byType.get(row.eventType);
     if (group) group.push(row);
     else byType.set(row.eventType, [row]);
   }
-  const outcomes = (await Promise.all([...byType].map(([type, group]) => sendGroup(deps, type, group, signal)))).flat();
-  return settle(deps, rows, outcomes, holder);
+  const outcomes = (await Promise.all([...byType].map(([type, group]) => sendGroup(deps, type, group, sql, signal)))).flat();
+  return settle(deps, claim, rows, outcomes);
 }
 
 async function sendGroup(
-  deps: DispatcherDeps, eventType: string, rows: ClaimedOutboxEvent[], signal: AbortSignal | undefined,
+  deps: DispatcherDeps, eventType: string, rows: ClaimedOutboxEvent[], sql: SqlRunner, signal: AbortSignal | undefined,
 ): Promise<SendOutcome[]> {
   const route = deps.routes.get(eventType);
   if (!route) {
@@ -54,7 +67,7 @@ async function sendGroup(
   }
   let outcomes: SendOutcome[];
   try {
-    outcomes = await route.send(rows, { sql: deps.sql, ...(signal ? { signal } : {}) });
+    outcomes = await route.send(rows, { sql, ...(signal ? { signal } : {}) });
   } catch (err) {
     const error = describeError(err);
     return rows.map((r) => ({ id: r.id, result: 'retry', error }));
@@ -65,40 +78,71 @@ async function sendGroup(
   return outcomes;
 }
 
+/** What becomes of a dispatch's rows, decided from their outcomes before anything is written. */
+interface SettlePlan {
+  published: string[];
+  retries: { ids: string[]; attempt: number; error: string; availableAt: Date }[];
+  giveUps: { row: ClaimedOutboxEvent; status: 'dead' | 'failed'; reason: string; attempted: boolean }[];
+}
+
 async function settle(
-  deps: DispatcherDeps, rows: readonly ClaimedOutboxEvent[], outcomes: SendOutcome[], holder: string,
+  deps: DispatcherDeps, claim: DispatchClaim, rows: readonly ClaimedOutboxEvent[], outcomes: SendOutcome[],
 ): Promise<SettleCounts> {
-  const byId = new Map(rows.map((r) => [r.id, r]));
   const now = deps.policy.now();
-  const sentIds = outcomes.filter((o) => o.result === 'sent').map((o) => o.id);
-  const counts: SettleCounts = { published: await markOutboxPublished(deps.sql, sentIds, holder, now), retried: 0, dead: 0, failed: 0 };
-  // Rows that failed alike (same attempt number, same error) go back to `pending` in one statement.
-  const retries = new Map<string, { attempt: number; error: string; rows: ClaimedOutboxEvent[] }>();
-  for (const outcome of outcomes) {
-    const row = byId.get(outcome.id);
-    if (!row || outcome.result === 'sent') continue;
-    if (outcome.result === 'reject') {
-      if (await giveUp(deps, row, 'failed', `${outcome.code}: ${outcome.error}`, false)) counts.failed += 1;
-      continue;
-    }
-    const attempt = row.attemptCount + 1;
-    if (attempt >= deps.policy.maxAttempts) {
-      if (await giveUp(deps, row, 'dead', `${DISPATCH_FAILED}: ${outcome.error}`, true)) counts.dead += 1;
-      continue;
-    }
-    const key = `${attempt}\n${outcome.error}`;
-    const group = retries.get(key) ?? { attempt, error: outcome.error, rows: [] };
-    group.rows.push(row);
-    retries.set(key, group);
+  const plan = planSettlement(deps, rows, outcomes, now);
+  for (const { ids, attempt, error, availableAt } of plan.retries) {
+    deps.logger.warn('outbox send failed; will retry', { outboxIds: ids, attempt, availableAt: availableAt.toISOString(), error });
   }
-  for (const { attempt, error, rows: failed } of retries.values()) {
-    const availableAt = new Date(now.getTime() + deps.policy.backoffMs(attempt));
-    deps.logger.warn('outbox send failed; will retry', {
-      outboxIds: failed.map((r) => r.id), attempt, availableAt: availableAt.toISOString(), error,
-    });
-    counts.retried += await scheduleOutboxRetry(deps.sql, failed.map((r) => r.id), holder, { availableAt, error, now });
+  const counts: SettleCounts = { published: 0, retried: 0, dead: 0, failed: 0 };
+  if (claim.kind === 'held') {
+    const written = await settleHeldBatch(claim.batch, {
+      published: plan.published,
+      retries: plan.retries,
+      handOff: plan.giveUps.map((g) => g.row.id),
+    }, now);
+    counts.published = written.published;
+    counts.retried = written.retried;
+  } else {
+    counts.published = await markOutboxPublished(deps.sql, plan.published, claim.holder, now);
+    for (const { ids, error, availableAt } of plan.retries) {
+      counts.retried += await scheduleOutboxRetry(deps.sql, ids, claim.holder, { availableAt, error, now });
+    }
+  }
+  // Given up last, each in its own transaction with its route's hook; a held batch has handed these rows
+  // off as `processing` under its holder, so both kinds of claim give up alike.
+  for (const g of plan.giveUps) {
+    if (await giveUp(deps, g.row, g.status, g.reason, g.attempted)) counts[g.status] += 1;
   }
   return counts;
+}
+
+/**
+ * Outcome → plan: sent → published; reject → failed; retry → back to `pending` (rows failing alike share one
+ * statement) or `dead` once attempts run out.
+ */
+function planSettlement(deps: DispatcherDeps, rows: readonly ClaimedOutboxEvent[], outcomes: SendOutcome[], now: Date): SettlePlan {
+  const byId = new Map(rows.map((r) => [r.id, r]));
+  const plan: SettlePlan = { published: [], retries: [], giveUps: [] };
+  const retries = new Map<string, SettlePlan['retries'][number]>();
+  for (const outcome of outcomes) {
+    const row = byId.get(outcome.id);
+    if (!row) continue;
+    if (outcome.result === 'sent') {
+      plan.published.push(row.id);
+    } else if (outcome.result === 'reject') {
+      plan.giveUps.push({ row, status: 'failed', reason: `${outcome.code}: ${outcome.error}`, attempted: false });
+    } else if (row.attemptCount + 1 >= deps.policy.maxAttempts) {
+      plan.giveUps.push({ row, status: 'dead', reason: `${DISPATCH_FAILED}: ${outcome.error}`, attempted: true });
+    } else {
+      const attempt = row.attemptCount + 1;
+      const key = `${attempt}\n${outcome.error}`;
+      const group = retries.get(key) ?? { ids: [], attempt, error: outcome.error, availableAt: new Date(now.getTime() + deps.policy.backoffMs(attempt)) };
+      group.ids.push(row.id);
+      retries.set(key, group);
+    }
+  }
+  plan.retries = [...retries.values()];
+  return plan;
 }
 
 async function giveUp(

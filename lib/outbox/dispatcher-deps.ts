@@ -7,7 +7,7 @@ import { hostname } from 'node:os';
 import { Logger } from '@aws-lambda-powertools/logger';
 import type { LogAttributes } from '@aws-lambda-powertools/logger/types';
 import { Metrics, MetricUnit } from '@aws-lambda-powertools/metrics';
-import { createEventBridgeClient, createSqsClient, dispatchTargetsFromEnv } from '../config/aws.ts';
+import { ConfigurationError, createEventBridgeClient, createSqsClient, dispatchTargetsFromEnv } from '../config/aws.ts';
 import { getPrisma, type Db } from '../db/client.ts';
 import { getSqlPool, type SqlPool } from '../db/sql-pool.ts';
 import { createOutboxRoutes, type OutboxRoutes } from './routes.ts';
@@ -29,9 +29,16 @@ export interface DispatchMetrics {
 export interface DispatchPolicy {
   /** Rows claimed per cycle. */
   batchSize: number;
-  /** Claimed batches a scheduled run sends and settles at once while it claims the next (≥ 1). */
+  /**
+   * Claimed batches a scheduled run sends and settles at once while it claims the next (≥ 1). Each holds a
+   * connection of the raw pool (its transaction holds the rows' locks) until it is settled.
+   */
   batchesInFlight: number;
-  /** A `processing` row older than this is presumed abandoned and released. */
+  /**
+   * How long a claim outlives a dispatcher that stopped answering: a lease (`processing`) older than this is
+   * released, and a held batch's session is dropped by the server after this long idle (whole seconds).
+   * Must exceed `sendTimeoutMs`, so a live dispatcher always settles before its claim can expire.
+   */
   lockTtlMs: number;
   /** Time budget of eager dispatch, which the creating request waits for; the scheduled run does the rest. */
   eagerTimeoutMs: number;
@@ -85,11 +92,17 @@ export const DISPATCHER_SERVICE = 'outbox-dispatcher';
 
 /**
  * Fills in defaults: Powertools logger and metrics, `hostname:pid` instance id, the default policy, and the
- * process-wide raw pool for DATABASE_URL.
+ * process-wide raw pool for DATABASE_URL. The raw pool needs a connection per batch in flight plus one for
+ * the claimer (4 by default; DATABASE_URL's connectionLimit defaults to 10).
+ * @throws ConfigurationError when the policy's send budget does not fit in its lock TTL.
  */
 export function createDispatcherDeps(
   deps: Pick<DispatcherDeps, 'db' | 'routes'> & Partial<Omit<DispatcherDeps, 'policy'>> & { policy?: Partial<DispatchPolicy> },
 ): DispatcherDeps {
+  const policy = { ...DEFAULT_DISPATCH_POLICY, ...deps.policy };
+  if (!(policy.sendTimeoutMs < policy.lockTtlMs)) {
+    throw new ConfigurationError('dispatch policy sendTimeoutMs', `(${policy.sendTimeoutMs} ms) must be below lockTtlMs (${policy.lockTtlMs} ms)`);
+  }
   return {
     logger: deps.logger ?? new Logger({ serviceName: DISPATCHER_SERVICE }),
     metrics: deps.metrics ?? new Metrics({ namespace: 'AiJobs', serviceName: DISPATCHER_SERVICE }),
@@ -97,7 +110,7 @@ export function createDispatcherDeps(
     db: deps.db,
     sql: deps.sql ?? getSqlPool(),
     routes: deps.routes,
-    policy: { ...DEFAULT_DISPATCH_POLICY, ...deps.policy },
+    policy,
   };
 }
 

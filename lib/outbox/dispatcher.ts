@@ -6,14 +6,17 @@
  * - eager: {@link dispatchOutboxEventById}, called by the creating code right after its transaction commits;
  * - scheduled: {@link runScheduledDispatch}, the dispatcher Lambda every minute, which also catches every row
  *   eager dispatch missed (failed send, crash, lost claim).
- * Each cycle first releases rows abandoned in `processing`, then claims due rows, sends, settles.
+ * Each cycle first releases expired leases (rows left in `processing` by an eager dispatch or a give-up that
+ * never finished), then claims due rows by locking them in a transaction held while they are sent, and
+ * settles them in that transaction (./held-claim.ts explains why and what a crash does).
  */
 import { MetricUnit } from '@aws-lambda-powertools/metrics';
 import { Logger } from '@aws-lambda-powertools/logger';
 import { newId } from '../db/ids.ts';
 import { sendAndSettle, type SettleCounts } from './dispatch-batch.ts';
 import { DISPATCHER_SERVICE, defaultDispatcherDeps, type DispatcherDeps } from './dispatcher-deps.ts';
-import { claimDueOutboxBatch, claimOutboxEventById, releaseExpiredOutboxLocks, type ClaimContext, type ClaimedOutboxEvent } from './outbox-claims.ts';
+import { abandonHeldBatch, claimDueOutboxBatch, type HeldOutboxBatch } from './held-claim.ts';
+import { claimOutboxEventById, releaseExpiredOutboxLocks, type ClaimContext } from './outbox-claims.ts';
 import { describeError } from './send-helpers.ts';
 
 export { UNKNOWN_EVENT_TYPE } from './dispatch-batch.ts';
@@ -45,12 +48,11 @@ export async function runDispatchCycle(deps: DispatcherDeps): Promise<CycleCount
   return completeCycle(deps, await claimCycle(deps));
 }
 
-/** The database half of a cycle's start: expired claims released, then a batch claimed. */
+/** The database half of a cycle's start: expired leases released, then a batch claimed (locked). */
 interface ClaimedCycle {
   started: number;
   released: number;
-  holder: string;
-  rows: ClaimedOutboxEvent[];
+  batch: HeldOutboxBatch;
 }
 
 async function claimCycle(deps: DispatcherDeps): Promise<ClaimedCycle> {
@@ -58,23 +60,26 @@ async function claimCycle(deps: DispatcherDeps): Promise<ClaimedCycle> {
   const now = deps.policy.now();
   const released = await releaseExpiredOutboxLocks(deps.sql, now);
   if (released > 0) deps.logger.warn('released outbox rows abandoned in processing', { released });
-  const claim = newClaim(deps, now);
-  const rows = await claimDueOutboxBatch(deps.sql, claim, deps.policy.batchSize);
-  return { started, released, holder: claim.holder, rows };
+  const batch = await claimDueOutboxBatch(deps.sql, newClaim(deps, now), deps.policy.batchSize, deps.policy.lockTtlMs);
+  return { started, released, batch };
 }
 
-/** The rest of a cycle: send the claimed rows within the send budget, settle them, report. */
+/**
+ * The rest of a cycle: send the claimed rows within the send budget, settle them (which commits the batch's
+ * transaction), report. If anything fails first, the batch is rolled back: its rows are due again at once.
+ */
 async function completeCycle(deps: DispatcherDeps, cycle: ClaimedCycle): Promise<CycleCounts> {
   const abort = new AbortController();
   const budgetMs = deps.policy.sendTimeoutMs;
   const timer = setTimeout(() => abort.abort(new Error(`sends exceeded the cycle's ${budgetMs} ms budget`)), budgetMs);
   let settled: SettleCounts;
   try {
-    settled = await sendAndSettle(deps, cycle.rows, cycle.holder, abort.signal);
+    settled = await sendAndSettle(deps, { kind: 'held', batch: cycle.batch }, abort.signal);
   } finally {
     clearTimeout(timer);
+    await abandonHeldBatch(cycle.batch); // a no-op once settled
   }
-  const counts: CycleCounts = { released: cycle.released, claimed: cycle.rows.length, ...settled };
+  const counts: CycleCounts = { released: cycle.released, claimed: cycle.batch.rows.length, ...settled };
   report(deps, counts, Date.now() - cycle.started);
   return counts;
 }
@@ -109,7 +114,7 @@ export async function runScheduledDispatch(
         failure ??= { error };
       }).finally(() => inFlight.delete(done));
       inFlight.add(done);
-      if (cycle.rows.length < deps.policy.batchSize) break; // drained for now
+      if (cycle.batch.rows.length < deps.policy.batchSize) break; // drained for now
       while (inFlight.size >= deps.policy.batchesInFlight) await Promise.race(inFlight);
     }
   } finally {
@@ -169,7 +174,7 @@ export async function dispatchOutboxEventById(id: string, deps?: DispatcherDeps)
 async function dispatchOne(deps: DispatcherDeps, id: string, signal: AbortSignal): Promise<EagerDispatchResult> {
   const row = await claimOutboxEventById(deps.sql, id, newClaim(deps, deps.policy.now()));
   if (!row) return 'skipped';
-  const counts = await sendAndSettle(deps, [row], row.lockedBy, signal);
+  const counts = await sendAndSettle(deps, { kind: 'lease', rows: [row], holder: row.lockedBy }, signal);
   if (counts.published === 1) return 'published';
   if (signal.aborted) deps.logger.warn('eager dispatch ran out of time; the scheduled dispatcher will send the row', { outboxId: id });
   return 'failed';

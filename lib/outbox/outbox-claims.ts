@@ -1,7 +1,12 @@
 /**
- * Claiming outbox rows (ADR-003 §4.3, corrected): a row is sent only by the dispatcher that moved it
- * `pending → processing` under its own holder id. A claim that loses is skipped, never sent. This fixes the
- * publish-before-claim race of the old system (audit #284), where two pollers could send the same row.
+ * Claiming outbox rows (ADR-003 §4.3, corrected): a row is sent only by the dispatcher that claimed it, and
+ * a claim that loses is skipped, never sent. This fixes the publish-before-claim race of the old system
+ * (audit #284), where two pollers could send the same row.
+ *
+ * Two kinds of claim: the scheduled dispatcher locks a batch with `FOR UPDATE SKIP LOCKED` and holds the lock
+ * until the batch is settled (./held-claim.ts); eager dispatch, and rows handed off for giving up, take a
+ * lease — a compare-and-set `pending → processing` with holder and time, committed — released by
+ * {@link releaseExpiredOutboxLocks} when its holder never settles it.
  *
  * Invariant: every write here is a compare-and-set on `status`; nothing here sends anything.
  * These statements run for every batch and every created job, so they use the raw driver pool
@@ -17,7 +22,10 @@ export type DispatchRow = Pick<
   'id' | 'eventType' | 'aggregateType' | 'aggregateId' | 'dedupeKey' | 'payload' | 'queueName' | 'messageGroupId' | 'attemptCount'
 >;
 
-/** A row this dispatcher holds: `status = processing`, `lockedBy = holder`. */
+/**
+ * A row this dispatcher holds: by lease (`status = processing`, `lockedBy = holder`), or by the row lock of a
+ * held batch (still `pending` in the database; holder and time are the claim's, kept in memory).
+ */
 export type ClaimedOutboxEvent = DispatchRow & { lockedBy: string; lockedAt: Date };
 
 /**
@@ -33,7 +41,8 @@ export interface ClaimContext {
   leaseUntil: Date;
 }
 
-const DISPATCH_COLUMNS = 'id, eventType, aggregateType, aggregateId, dedupeKey, payload, queueName, messageGroupId, attemptCount';
+/** The columns of {@link DispatchRow}, for SELECT lists. */
+export const DISPATCH_COLUMNS = 'id, eventType, aggregateType, aggregateId, dedupeKey, payload, queueName, messageGroupId, attemptCount';
 
 /**
  * READ COMMITTED for the next transaction only (the pool's connections keep their default otherwise), for
@@ -44,37 +53,6 @@ const BEGIN_READ_COMMITTED = 'SET TRANSACTION ISOLATION LEVEL READ COMMITTED; ST
 /** `?, ?, ?` for a parameter list. */
 export function placeholders(count: number): string {
   return count > 0 ? `${'?, '.repeat(count - 1)}?` : '';
-}
-
-/**
- * Claims up to `limit` due rows (`pending`, `availableAt <= now`), oldest first. `FOR UPDATE SKIP LOCKED`
- * gives concurrent dispatchers disjoint rows without waiting on each other; the update then marks them
- * `processing` with holder and time in the same transaction, so the claim outlives the transaction.
- * Two round trips: begin + locking select, then update + commit.
- */
-export async function claimDueOutboxBatch(sql: SqlPool, claim: ClaimContext, limit: number): Promise<ClaimedOutboxEvent[]> {
-  return retryOnDeadlock(() => withSqlConnection(sql, async (conn) => {
-    const results = (await conn.query(
-      `${BEGIN_READ_COMMITTED};
-       SELECT ${DISPATCH_COLUMNS} FROM OutboxEvent
-       WHERE status = 'pending' AND availableAt <= ?
-       ORDER BY availableAt, id LIMIT ? FOR UPDATE SKIP LOCKED`,
-      [claim.now, limit],
-    )) as unknown[];
-    const rows = (results[2] as Record<string, unknown>[]).map(toDispatchRow);
-    if (rows.length === 0) {
-      await conn.query('COMMIT');
-      return [];
-    }
-    // These rows are locked by this transaction, so they are still `pending`: the primary key suffices.
-    await conn.query(
-      `UPDATE OutboxEvent SET status = 'processing', lockedBy = ?, lockedAt = ?, availableAt = ?, updatedAt = ?
-       WHERE id IN (${placeholders(rows.length)});
-       COMMIT`,
-      [claim.holder, claim.now, claim.leaseUntil, claim.now, ...rows.map((r) => r.id)],
-    );
-    return rows.map((r) => ({ ...r, lockedBy: claim.holder, lockedAt: claim.now }));
-  }));
 }
 
 /**
@@ -122,7 +100,7 @@ export async function releaseExpiredOutboxLocks(sql: SqlPool, now: Date, limit =
 }
 
 /** A row as the driver returns it → a typed dispatch row (`payload` is JSON text on MariaDB and MySQL alike). */
-function toDispatchRow(raw: Record<string, unknown>): DispatchRow {
+export function toDispatchRow(raw: Record<string, unknown>): DispatchRow {
   const payload = raw.payload;
   return {
     id: String(raw.id),

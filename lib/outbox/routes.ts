@@ -5,7 +5,7 @@
 import type { EventBridgeClient } from '@aws-sdk/client-eventbridge';
 import type { SQSClient } from '@aws-sdk/client-sqs';
 import type { Prisma } from '../db/client.ts';
-import type { SqlPool } from '../db/sql-pool.ts';
+import type { SqlRunner } from '../db/sql-pool.ts';
 import type { QueueName } from '../queue/queue-definitions.ts';
 import { JOB_ENQUEUE_EVENT, JOB_TERMINAL_EVENTS } from './event-types.ts';
 import type { DispatchRow } from './outbox-claims.ts';
@@ -22,8 +22,8 @@ export type SendOutcome =
 
 /** What a route's `send` gets besides the rows. */
 export interface SendContext {
-  /** The dispatcher's raw pool, for lookups the messages need. */
-  sql: SqlPool;
+  /** Where lookups the messages need run: the dispatcher's raw pool, or the held batch's transaction. */
+  sql: SqlRunner;
   /** Aborts the AWS calls in flight (eager dispatch's time budget); an aborted entry is retried later. */
   signal?: AbortSignal;
 }

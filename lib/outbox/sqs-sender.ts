@@ -9,7 +9,7 @@
 import { createHash } from 'node:crypto';
 import { SendMessageBatchCommand, type SendMessageBatchRequestEntry, type SQSClient } from '@aws-sdk/client-sqs';
 import type { Prisma } from '../db/client.ts';
-import type { SqlPool } from '../db/sql-pool.ts';
+import type { SqlRunner } from '../db/sql-pool.ts';
 import { failBeforeAttempt } from '../jobs/lifecycle-repository.ts';
 import { JobNotFoundError, StaleTransitionError } from '../jobs/lifecycle-errors.ts';
 import { encodeJobMessage, InvalidJobMessageError } from '../queue/job-message.ts';
@@ -127,7 +127,7 @@ async function sendBatch(
 }
 
 /** Reads the two job columns the message needs (once per batch). Never input, user or credential. */
-async function findJobsForMessages(sql: SqlPool, jobIds: string[]): Promise<Map<string, { jobType: string; createdAt: Date }>> {
+async function findJobsForMessages(sql: SqlRunner, jobIds: string[]): Promise<Map<string, { jobType: string; createdAt: Date }>> {
   if (jobIds.length === 0) return new Map();
   const jobs = (await sql.query(
     `SELECT id, jobType, createdAt FROM AiJob WHERE id IN (${placeholders(jobIds.length)})`, jobIds,

@@ -1,6 +1,6 @@
 /**
- * What the dispatcher does when things go wrong: a crash between claim and send, an unreachable queue,
- * one bad entry in a batch, an event type nobody routes. Real MariaDB and fauxqs; time moves through the
+ * What the dispatcher does when things go wrong: an unreachable or hanging queue, one bad entry in a
+ * batch, an event type nobody routes (crashes between claim and send: claim-crashes.test.ts). Real MariaDB and fauxqs; time moves through the
  * dispatcher's injected clock, never by sleeping.
  */
 import { describe, expect, it } from 'vitest';
@@ -8,8 +8,6 @@ import type { SQSClient } from '@aws-sdk/client-sqs';
 import { getPrisma } from '../../lib/db/client.ts';
 import { getSqlPool } from '../../lib/db/sql-pool.ts';
 import { runDispatchCycle } from '../../lib/outbox/dispatcher.ts';
-import { claimDueOutboxBatch } from '../../lib/outbox/outbox-claims.ts';
-import { markOutboxPublished } from '../../lib/outbox/outbox-settlement.ts';
 import { parseJobMessage } from '../../lib/queue/job-message.ts';
 import { insertJob, transitionsOf } from '../helpers/factories.ts';
 import { freePort, silentEndpoint } from '../helpers/ports.ts';
@@ -28,34 +26,6 @@ function countSends(sqs: SQSClient): { calls: number } {
 }
 
 describe('dispatcher failures', () => {
-  it('re-sends a row claimed by a dispatcher that crashed before sending, once, after the lock TTL', async () => {
-    const { queueUrls } = await createTestQueues();
-    const job = await insertJob();
-    const row = await insertEnqueueEvent(job);
-    const clock = movableClock();
-    const deps = testDispatcherDeps({ queueUrls, policy: { now: clock.now } });
-
-    // The crash: a claim that never sends or settles.
-    const leaseUntil = new Date(clock.now().getTime() + 60_000);
-    const [claimed] = await claimDueOutboxBatch(getSqlPool(), { holder: 'crashed:1', now: clock.now(), leaseUntil }, 10);
-    expect(claimed?.id).toBe(row.id);
-    // While claimed, `availableAt` holds the end of the claim's lease.
-    expect((await outboxRows([row.id]))[0]).toMatchObject({ status: 'processing', lockedBy: 'crashed:1', availableAt: leaseUntil });
-
-    clock.advance(30_000);
-    expect(await runDispatchCycle(deps)).toMatchObject({ released: 0, claimed: 0 });
-
-    clock.advance(31_000); // 61 s after the claim: past the 60 s TTL
-    expect(await runDispatchCycle(deps)).toMatchObject({ released: 1, claimed: 1, published: 1 });
-    expect(await runDispatchCycle(deps)).toMatchObject({ released: 0, claimed: 0 });
-    // The crashed holder waking up late cannot touch the row any more.
-    expect(await markOutboxPublished(getSqlPool(), [row.id], 'crashed:1', clock.now())).toBe(0);
-
-    const messages = await drainQueue(testSqsClient(), queueUrls.interactive);
-    expect(messages.map((m) => parseJobMessage(m.Body ?? '').jobId)).toEqual([job.id]);
-    expect((await outboxRows([row.id]))[0]).toMatchObject({ status: 'published', attemptCount: 0 });
-  });
-
   it('backs off while the queue is unreachable, then after 3 attempts marks the row dead and fails the job with DISPATCH_FAILED', async () => {
     const unreachable = testSqsClient(`http://127.0.0.1:${await freePort()}`);
     const job = await insertJob();

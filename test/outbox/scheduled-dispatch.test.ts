@@ -52,12 +52,21 @@ describe('scheduled dispatch', () => {
 
       await expect(runScheduledDispatch(deps, { remainingTimeMs: () => 60_000 })).rejects.toThrow(/injected failure/);
 
-      // Only the failed batch is left in `processing` (released after the lock TTL); every other batch the run
-      // had claimed was sent and settled before it gave up.
-      const processing = await countRows('OutboxEvent', "status = 'processing'");
-      expect(processing).toBe(40);
-      expect(await countRows('OutboxEvent', "status = 'published'")).toBeGreaterThanOrEqual(40);
-      expect(await countRows('OutboxEvent', "status = 'processing' AND id = ?", [poisoned.id])).toBe(1);
+      // The failed batch was rolled back: its rows, the poisoned one among them, are `pending` again and
+      // untouched (their messages went out and will be deduplicated when re-sent). Every other batch the run
+      // had claimed was settled before it threw: no row is locked any more, and nothing changes afterwards.
+      const published = await countRows('OutboxEvent', "status = 'published'");
+      expect(published).toBeGreaterThanOrEqual(40);
+      expect(await countRows('OutboxEvent', "status = 'pending' AND attemptCount = 0")).toBe(250 - published);
+      expect(await countRows('OutboxEvent', "status = 'pending' AND id = ?", [poisoned.id])).toBe(1);
+      const [unlocked] = await db.query(
+        "START TRANSACTION; SELECT COUNT(*) AS n FROM (SELECT id FROM OutboxEvent WHERE status = 'pending' FOR UPDATE SKIP LOCKED) t; ROLLBACK",
+      ) as unknown as [unknown[]];
+      expect(Number((unlocked[1] as { n: number }[])[0]?.n)).toBe(250 - published);
+      await new Promise((resolve) => setTimeout(resolve, 200));
+      expect(await countRows('OutboxEvent', "status = 'published'")).toBe(published);
+      const sent = (await drainQueue(testSqsClient(), queueUrls.interactive)).length + (await drainQueue(testSqsClient(), queueUrls.background)).length;
+      expect(sent).toBe(published + 40);
     } finally {
       await db.query('DROP TRIGGER IF EXISTS fail_one_publish');
     }
