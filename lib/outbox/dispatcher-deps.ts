@@ -92,8 +92,9 @@ export const DISPATCHER_SERVICE = 'outbox-dispatcher';
 
 /**
  * Fills in defaults: Powertools logger and metrics, `hostname:pid` instance id, the default policy, and the
- * process-wide raw pool for DATABASE_URL. The raw pool needs a connection per batch in flight plus one for
- * the claimer (4 by default; DATABASE_URL's connectionLimit defaults to 10).
+ * process-wide raw pool for DATABASE_URL. A scheduled run needs one raw connection per batch in flight (a
+ * claim's connection becomes its batch's, and the next claim waits for a free slot): 3 by default, which is
+ * the dispatcher Lambda's DATABASE_CONNECTION_LIMIT (infra/app-functions.ts).
  * @throws ConfigurationError when the policy's send budget does not fit in its lock TTL.
  */
 export function createDispatcherDeps(

@@ -5,6 +5,8 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Context, ScheduledEvent } from 'aws-lambda';
 import { handler } from '../../functions/dispatcher.ts';
+import { databaseUrlFromEnv } from '../../lib/db/database-url.ts';
+import { createSqlPool } from '../../lib/db/sql-pool.ts';
 import { runScheduledDispatch } from '../../lib/outbox/dispatcher.ts';
 import { countRows, rawDb } from '../helpers/db.ts';
 import { createTestQueues, drainQueue, insertQueuedJobsWithEvents, testDispatcherDeps, testSqsClient } from '../helpers/outbox-factories.ts';
@@ -36,6 +38,24 @@ describe('scheduled dispatch', () => {
 
     expect(summary).toMatchObject({ claimed: 250, published: 250, retried: 0, dead: 0, failed: 0 });
     expect(summary.cycles).toBeGreaterThanOrEqual(7);
+  });
+
+  it('needs one raw connection per batch in flight: a batch looks up its jobs in its own transaction', async () => {
+    const { queueUrls } = await createTestQueues();
+    await insertQueuedJobsWithEvents(250);
+    const url = new URL(databaseUrlFromEnv());
+    url.searchParams.set('connectionLimit', '1');
+    url.searchParams.set('poolTimeoutMs', '3000'); // a starved claim fails fast instead of hanging
+    const sql = createSqlPool(url.toString());
+    try {
+      const deps = testDispatcherDeps({ queueUrls, sql, policy: { batchSize: 40, batchesInFlight: 1 } });
+
+      const summary = await runScheduledDispatch(deps, { remainingTimeMs: () => 60_000 });
+
+      expect(summary).toMatchObject({ claimed: 250, published: 250, retried: 0 });
+    } finally {
+      await sql.end();
+    }
   });
 
   it('when settling one batch fails, lets the batches in flight finish before it throws', async () => {
