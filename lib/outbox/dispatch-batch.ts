@@ -120,7 +120,9 @@ async function settle(
  * Outcome → plan: sent → published; reject → failed; retry → back to `pending` (rows failing alike share one
  * statement) or `dead` once attempts run out.
  */
-function planSettlement(deps: DispatcherDeps, rows: readonly ClaimedOutboxEvent[], outcomes: SendOutcome[], now: Date): SettlePlan {
+function planSettlement(
+  deps: DispatcherDeps, rows: readonly ClaimedOutboxEvent[], outcomes: SendOutcome[], now: Date,
+): SettlePlan {
   const byId = new Map(rows.map((r) => [r.id, r]));
   const plan: SettlePlan = { published: [], retries: [], giveUps: [] };
   const retries = new Map<string, SettlePlan['retries'][number]>();
@@ -136,7 +138,8 @@ function planSettlement(deps: DispatcherDeps, rows: readonly ClaimedOutboxEvent[
     } else {
       const attempt = row.attemptCount + 1;
       const key = `${attempt}\n${outcome.error}`;
-      const group = retries.get(key) ?? { ids: [], attempt, error: outcome.error, availableAt: new Date(now.getTime() + deps.policy.backoffMs(attempt)) };
+      const availableAt = new Date(now.getTime() + deps.policy.backoffMs(attempt));
+      const group = retries.get(key) ?? { ids: [], attempt, error: outcome.error, availableAt };
       group.ids.push(row.id);
       retries.set(key, group);
     }

@@ -1,8 +1,9 @@
 /**
- * Settling claimed outbox rows after a send: `published`, back to `pending` with a backoff, or given up
- * (`dead` after too many attempts, `failed` when it can never be sent).
+ * Settling leased outbox rows (eager dispatch, and rows a held batch handed off to be given up): `published`,
+ * back to `pending` with a backoff, or given up (`dead` after too many attempts, `failed` when it can never
+ * be sent). A held batch settles its other rows in its own transaction (./held-claim.ts).
  *
- * Invariant: only the holder of the claim settles it — every update matches `lockedBy = holder`, a value
+ * Invariant: only the holder of the lease settles it — every update matches `lockedBy = holder`, a value
  * unique to one claim and cleared whenever the row leaves that claim (retry, give-up, expiry release).
  * If the lock expired and another dispatcher re-claimed the row, our late settle matches nothing and
  * changes nothing (the re-send is deduplicated by SQS FIFO).
@@ -19,14 +20,14 @@ import { readCommitted } from './read-committed.ts';
 const LAST_ERROR_MAX = 1024;
 
 /**
- * Marks rows sent by `holder` as `published` (one statement per batch on the raw pool: run every cycle). The
- * holder keeps its name on the row as the record of who published it.
+ * Marks rows sent by `holder` as `published` (one statement on the raw pool: run for every eager dispatch).
+ * The holder keeps its name on the row as the record of who published it.
  * @returns how many rows were still ours to mark.
  */
 export async function markOutboxPublished(sql: SqlPool, ids: readonly string[], holder: string, now: Date): Promise<number> {
   if (ids.length === 0) return 0;
-  // `lockedBy = holder` implies `processing` (see the invariant above); leaving `status` out of the filter
-  // keeps the optimizer on the primary key instead of the (status, …) indexes.
+  // `lockedBy = holder` means our lease, or a row we already published (see the invariant above); leaving
+  // `status` out of the filter keeps the optimizer on the primary key instead of the (status, …) indexes.
   return affectedRows(await sql.query(
     `UPDATE OutboxEvent SET status = 'published', publishedAt = ?, lastError = NULL, updatedAt = ?
      WHERE id IN (${placeholders(ids.length)}) AND lockedBy = ?`,

@@ -61,11 +61,16 @@ describe('scheduled dispatch', () => {
   it('when settling one batch fails, lets the batches in flight finish before it throws', async () => {
     const { queueUrls } = await createTestQueues();
     const { events } = await insertQueuedJobsWithEvents(250);
-    const poisoned = [...events].sort((a, b) => a.id.localeCompare(b.id))[0]!; // in the first batch claimed
+    // The first row in claim order, so the first batch fails; slowly (0.3 s), so the batches claimed after it
+    // are in flight when it does.
+    const claimOrder = (e: (typeof events)[number]) => `${new Date(e.availableAt ?? 0).toISOString()} ${e.id}`;
+    const poisoned = [...events].sort((a, b) => claimOrder(a).localeCompare(claimOrder(b)))[0]!;
     const db = await rawDb();
     await db.query(
-      `CREATE TRIGGER fail_one_publish BEFORE UPDATE ON OutboxEvent FOR EACH ROW
-       IF NEW.status = 'published' AND OLD.id = '${poisoned.id}' THEN SIGNAL SQLSTATE '45000' SET MESSAGE_TEXT = 'injected failure'; END IF`,
+      `CREATE TRIGGER fail_one_publish BEFORE UPDATE ON OutboxEvent FOR EACH ROW BEGIN
+       IF NEW.status = 'published' AND OLD.id = '${poisoned.id}' THEN
+         DO SLEEP(0.3); SIGNAL SQLSTATE '45000' SET MESSAGE_TEXT = 'injected failure';
+       END IF; END`,
     );
     try {
       const deps = testDispatcherDeps({ queueUrls, policy: { batchSize: 40, batchesInFlight: 3 } });
