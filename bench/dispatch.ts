@@ -5,7 +5,7 @@
  * 1, 50 and 200 calls in flight). Last line: dispatch_ratio=<best dispatcher / best raw>.
  *
  * The SQS server is fauxqs in its own process (so it does not share the bench's CPU), or whatever
- * AWS_ENDPOINT_URL_SQS points at. Env: DATABASE_URL (server; the bench uses database `aijobs_bench_dispatch`),
+ * AWS_ENDPOINT_URL_SQS points at (bench/dispatch-fixtures.ts). Env: DATABASE_URL (server; the bench uses database `aijobs_bench_dispatch`),
  * BENCH_ROWS (default 20000), BENCH_ROUNDS (default 7), BENCH_BATCH and BENCH_IN_FLIGHT (batches in flight; default: the dispatcher's).
  *
  * This machine is shared and its speed drifts by tens of percent within a minute, so rounds alternate both
@@ -14,21 +14,13 @@
  * loop is bound by one core, the dispatcher by both cores, which it shares with MariaDB and fauxqs), and the
  * median of per-round ratios then reads a few points high (slow raw rounds give ratios above 1).
  */
-import { spawn } from 'node:child_process';
 import mysql from 'mysql2/promise';
-import { ListQueuesCommand, SendMessageBatchCommand, SQSClient } from '@aws-sdk/client-sqs';
-import { EventBridgeClient } from '@aws-sdk/client-eventbridge';
-import { Logger } from '@aws-lambda-powertools/logger';
-import { createPrismaClient } from '../lib/db/client.ts';
-import { createSqlPool } from '../lib/db/sql-pool.ts';
+import { SendMessageBatchCommand } from '@aws-sdk/client-sqs';
 import { databaseUrlFromEnv, parseDatabaseUrl, withDatabase } from '../lib/db/database-url.ts';
 import { migrateDatabase } from '../lib/db/migrator.ts';
 import { newId } from '../lib/db/ids.ts';
-import { createJobQueues } from '../lib/queue/create-queues.ts';
-import { runScheduledDispatch } from '../lib/outbox/dispatcher.ts';
-import { createDispatcherDeps, DEFAULT_DISPATCH_POLICY } from '../lib/outbox/dispatcher-deps.ts';
-import { createOutboxRoutes } from '../lib/outbox/routes.ts';
-import { freePort, waitFor } from '../test/helpers/ports.ts';
+import { DEFAULT_DISPATCH_POLICY } from '../lib/outbox/dispatcher-deps.ts';
+import { benchSqsClient, drainOutbox, freshQueues, prefillOutbox, startSqsServer } from './dispatch-fixtures.ts';
 
 const rows = Number(process.env.BENCH_ROWS ?? 20_000);
 const batchSize = Number(process.env.BENCH_BATCH ?? DEFAULT_DISPATCH_POLICY.batchSize);
@@ -38,98 +30,29 @@ await migrateDatabase(url);
 const s = parseDatabaseUrl(url);
 const pool = mysql.createPool({ host: s.host, port: s.port, user: s.user, password: s.password, database: s.database, connectionLimit: 4, timezone: 'Z' });
 const sqsServer = await startSqsServer();
-const sqs = () => new SQSClient({ region: 'us-east-1', endpoint: sqsServer.endpoint, credentials: { accessKeyId: 'x', secretAccessKey: 'x' } });
-const silent = new Logger({ serviceName: 'bench', logLevel: 'SILENT' });
-const noMetrics = { addMetric: () => undefined, publishStoredMetrics: () => undefined };
-
-/** fauxqs as a child process on a free port, unless an SQS endpoint is configured. */
-async function startSqsServer(): Promise<{ endpoint: string; stop(): void }> {
-  const configured = process.env.AWS_ENDPOINT_URL_SQS?.trim();
-  if (configured) return { endpoint: configured, stop: () => undefined };
-  const port = await freePort();
-  const server = spawn(process.execPath, ['--input-type=module', '-e',
-    `import { startFauxqs } from 'fauxqs'; await startFauxqs({ port: ${port}, host: '127.0.0.1', logger: false });`], { stdio: 'ignore' });
-  const endpoint = `http://127.0.0.1:${port}`;
-  const probe = new SQSClient({ region: 'us-east-1', endpoint, credentials: { accessKeyId: 'x', secretAccessKey: 'x' } });
-  await waitFor(async () => (await probe.send(new ListQueuesCommand({})), true), `fauxqs on ${endpoint}`);
-  return { endpoint, stop: () => server.kill() };
-}
-
-async function freshQueues(): Promise<Record<'interactive' | 'background', string>> {
-  const created = await createJobQueues(sqs(), `bench-${newId().slice(-10).toLowerCase()}`);
-  return { interactive: created.interactive.queueUrl, background: created.background.queueUrl };
-}
-
-/** Pre-fills `count` queued jobs with their enqueue rows (multi-row INSERTs; not timed). */
-async function prefill(count: number): Promise<void> {
-  // TRUNCATE, not DELETE: a DELETE of the last round's rows leaves InnoDB purge work that would run, and be
-  // billed to the dispatcher, during the timed window. One connection, so the FK switch applies to it.
-  const conn = await pool.getConnection();
-  try {
-    await conn.query('SET FOREIGN_KEY_CHECKS = 0');
-    for (const t of ['AiJobTransition', 'OutboxEvent', 'AiJob']) await conn.query(`TRUNCATE TABLE \`${t}\``);
-    await conn.query('SET FOREIGN_KEY_CHECKS = 1');
-  } finally {
-    conn.release();
-  }
-  const now = new Date();
-  for (let i = 0; i < count; i += 1_000) {
-    const ids = Array.from({ length: Math.min(1_000, count - i) }, () => newId());
-    const queue = (j: number) => (j % 2 === 0 ? 'interactive' : 'background');
-    await pool.query(
-      'INSERT INTO AiJob (id, userId, jobType, triggerType, targetType, targetId, inputHash, lifecycleStatus, queueName, priority, maxAttempts, timeoutMs, inputSchemaVersion, outputSchemaVersion, promptKey, promptVersion, modelTier, credentialMode, createdAt, updatedAt) VALUES ?',
-      [ids.map((id, j) => [id, 'bench', 'synthetic_job', 'user', 'bench', 't', '0'.repeat(64), 'queued', queue(j), 50, 3, 30_000, 'v1', 'v1', 'synthetic', 'v1', 'fast', 'platform_key', now, now])],
-    );
-    await pool.query(
-      'INSERT INTO OutboxEvent (id, eventType, aggregateType, aggregateId, dedupeKey, payload, queueName, messageGroupId, status, attemptCount, availableAt, createdAt, updatedAt) VALUES ?',
-      [ids.map((id, j) => [newId(), 'ai.job.enqueue', 'AiJob', id, `ai.job.enqueue:${id}`, JSON.stringify({ jobId: id }), queue(j), id, 'pending', 0, now, now, now])],
-    );
-  }
-  await settleUndoHistory();
-}
-
-/** Waits (≤ 15 s) until InnoDB has purged earlier rounds' old row versions, so that work is not timed. */
-async function settleUndoHistory(): Promise<void> {
-  for (let waited = 0; waited < 15_000; waited += 100) {
-    const [rows] = await pool.query("SELECT `COUNT` AS n FROM information_schema.INNODB_METRICS WHERE NAME = 'trx_rseg_history_len'");
-    if (Number((rows as { n: number }[])[0]?.n ?? 0) < 50) return;
-    await new Promise((resolve) => setTimeout(resolve, 100));
-  }
-}
 
 /** Rows per second for `dispatchers` concurrent dispatchers draining the pre-filled outbox. */
 async function dispatchRate(dispatchers: number): Promise<number> {
-  await prefill(rows);
-  const queueUrls = await freshQueues();
-  const clients = Array.from({ length: dispatchers }, () => createPrismaClient(`${url}?connectionLimit=4`));
-  const pools = Array.from({ length: dispatchers }, () => createSqlPool(`${url}?connectionLimit=4`));
-  const deps = clients.map((db, i) => createDispatcherDeps({
-    db, sql: pools[i], logger: silent, metrics: noMetrics, instanceId: `bench-${i}`, policy: { batchSize, batchesInFlight },
-    routes: createOutboxRoutes({ sqs: sqs(), queueUrls, eventBridge: new EventBridgeClient({}), eventBusName: 'unused' }),
-  }));
-  // Connect outside the timing.
-  await Promise.all([...clients.map((c) => c.$queryRaw`SELECT 1`), ...pools.map((p) => Promise.all(Array.from({ length: 4 }, () => p.query('SELECT 1'))))]);
-  const started = performance.now();
-  // Each dispatcher is one scheduled run (as the Lambda does it) with all the time in the world.
-  const published = await Promise.all(deps.map(async (d) => {
-    let n = 0;
-    for (;;) {
-      const run = await runScheduledDispatch(d, { remainingTimeMs: () => 3_600_000 });
-      n += run.published;
-      if (run.claimed === 0) return n;
-    }
-  }));
-  const seconds = (performance.now() - started) / 1000;
-  await Promise.all([...clients.map((c) => c.$disconnect()), ...pools.map((p) => p.end())]);
-  const total = published.reduce((a, b) => a + b, 0);
+  await prefillOutbox(pool, rows);
+  const queueUrls = await freshQueues(sqsServer.endpoint);
+  let seconds = 0;
+  const total = await drainOutbox({
+    url, sqsEndpoint: sqsServer.endpoint, queueUrls, dispatchers, policy: { batchSize, batchesInFlight },
+    measure: async (drain) => {
+      const started = performance.now();
+      const result = await drain();
+      seconds = (performance.now() - started) / 1000;
+      return result;
+    },
+  });
   if (total !== rows) throw new Error(`expected ${rows} published rows, got ${total}`);
   return total / seconds;
 }
 
 /** Raw messages per second: SendMessageBatch of 10, `inFlight` calls at a time, `count` messages in all. */
 async function rawRate(inFlight: number, count = rows): Promise<number> {
-  const { interactive } = await freshQueues();
-  const client = sqs();
+  const { interactive } = await freshQueues(sqsServer.endpoint);
+  const client = benchSqsClient(sqsServer.endpoint);
   let next = 0;
   const started = performance.now();
   await Promise.all(Array.from({ length: inFlight }, async () => {

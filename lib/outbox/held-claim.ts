@@ -5,10 +5,10 @@
  * holder of the transaction can settle them.
  *
  * Why hold the lock rather than mark the rows `processing` and commit (the lease claim of eager dispatch,
- * ./outbox-claims.ts): a published row is then written once instead of twice. Counted with callgrind on a
- * MariaDB 10.11 server (claim, job lookup and publish of 5,000 rows in batches of 500, purge included), the
- * server executes ~0.25 M instructions per published row this way against ~0.40 M with a committed lease:
- * the lease's extra write and index move were over a third of the database's work.
+ * ./outbox-claims.ts): a published row is then written once instead of twice. `npm run bench:dispatch-db`
+ * (callgrind on MariaDB 10.11: one dispatcher, 5,000 rows, purge included) counts ~0.27 M server
+ * instructions per published row this way against ~0.41 M with a committed lease: the lease's extra write
+ * and index move were over a third of the database's work.
  *
  * Crash safety without a lease in the row: if the dispatcher dies, its connection closes and the server
  * rolls the claim back — the rows are due again at once, untouched. If it vanishes without closing the
