@@ -22,7 +22,7 @@
  * wait on our own lock. A crash between the two leaves them to the lease's expiry release.
  */
 import type * as mariadb from 'mariadb';
-import { affectedRows, type SqlPool } from '../db/sql-pool.ts';
+import { affectedRows, retryOnDeadlock, type SqlPool } from '../db/sql-pool.ts';
 import { DISPATCH_COLUMNS, placeholders, toDispatchRow, type ClaimContext, type ClaimedOutboxEvent } from './outbox-claims.ts';
 
 /** A claimed batch: its rows, locked by the open transaction on `connection`. */
@@ -51,23 +51,28 @@ const LAST_ERROR_MAX = 1024;
  * One round trip. With no due rows the transaction is committed at once and `connection` is null.
  */
 export async function claimDueOutboxBatch(sql: SqlPool, claim: ClaimContext, limit: number, lockTtlMs: number): Promise<HeldOutboxBatch> {
-  const connection = await sql.getConnection();
-  try {
-    const results = (await connection.query(
-      `SET SESSION wait_timeout = ?; SET TRANSACTION ISOLATION LEVEL READ COMMITTED; START TRANSACTION;
-       SELECT ${DISPATCH_COLUMNS} FROM OutboxEvent
-       WHERE status = 'pending' AND availableAt <= ?
-       ORDER BY availableAt, id LIMIT ? FOR UPDATE SKIP LOCKED`,
-      [Math.max(1, Math.ceil(lockTtlMs / 1000)), claim.now, limit],
-    )) as unknown[];
-    const rows = (results[3] as Record<string, unknown>[]).map((raw) => ({ ...toDispatchRow(raw), lockedBy: claim.holder, lockedAt: claim.now }));
-    const batch: HeldOutboxBatch = { claim, rows, connection };
-    if (rows.length === 0) await settleHeldBatch(batch, { published: [], retries: [], handOff: [] });
-    return batch;
-  } catch (err) {
-    await closeQuietly(connection);
-    throw err;
-  }
+  // SKIP LOCKED never waits on a row, so a deadlock here is not expected; if the server ever picks this
+  // transaction as a victim anyway, it has written nothing, and claiming again is safe.
+  const { connection, rows } = await retryOnDeadlock(async () => {
+    const conn = await sql.getConnection();
+    try {
+      const results = (await conn.query(
+        `SET SESSION wait_timeout = ?; SET TRANSACTION ISOLATION LEVEL READ COMMITTED; START TRANSACTION;
+         SELECT ${DISPATCH_COLUMNS} FROM OutboxEvent
+         WHERE status = 'pending' AND availableAt <= ?
+         ORDER BY availableAt, id LIMIT ? FOR UPDATE SKIP LOCKED`,
+        [Math.max(1, Math.ceil(lockTtlMs / 1000)), claim.now, limit],
+      )) as unknown[];
+      const claimed = (results[3] as Record<string, unknown>[]).map((raw) => ({ ...toDispatchRow(raw), lockedBy: claim.holder, lockedAt: claim.now }));
+      return { connection: conn, rows: claimed };
+    } catch (err) {
+      await closeQuietly(conn);
+      throw err;
+    }
+  });
+  const batch: HeldOutboxBatch = { claim, connection, rows };
+  if (rows.length === 0) await settleHeldBatch(batch, { published: [], retries: [], handOff: [] });
+  return batch;
 }
 
 /**
