@@ -74,17 +74,28 @@ export function isDuplicateKey(err: unknown, indexName: string): boolean {
  */
 export async function withSqlConnection<T>(db: SqlPool, fn: (conn: mariadb.PoolConnection) => Promise<T>): Promise<T> {
   const conn = await db.getConnection();
-  let reusable = true;
+  let result: T;
   try {
-    return await fn(conn);
+    result = await fn(conn);
   } catch (err) {
-    await conn.query('ROLLBACK').catch(() => {
-      reusable = false;
-    });
+    await rollbackAndRelease(conn);
     throw err;
-  } finally {
-    if (reusable) await conn.release();
-    else await conn.destroy();
+  }
+  await conn.release();
+  return result;
+}
+
+/**
+ * Ends whatever transaction `conn` has open (rollback, plus `reset` statements such as restoring a session
+ * variable) and returns it to the pool; destroys it instead when that fails, which makes the server roll
+ * back. Never throws.
+ */
+export async function rollbackAndRelease(conn: mariadb.PoolConnection, reset = ''): Promise<void> {
+  try {
+    await conn.query(reset ? `ROLLBACK; ${reset}` : 'ROLLBACK');
+    await conn.release();
+  } catch {
+    await conn.destroy();
   }
 }
 

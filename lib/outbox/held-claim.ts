@@ -22,8 +22,10 @@
  * wait on our own lock. A crash between the two leaves them to the lease's expiry release.
  */
 import type * as mariadb from 'mariadb';
-import { affectedRows, retryOnDeadlock, type SqlPool } from '../db/sql-pool.ts';
-import { DISPATCH_COLUMNS, placeholders, toDispatchRow, type ClaimContext, type ClaimedOutboxEvent } from './outbox-claims.ts';
+import { affectedRows, retryOnDeadlock, rollbackAndRelease, type SqlPool } from '../db/sql-pool.ts';
+import {
+  BEGIN_READ_COMMITTED, DISPATCH_COLUMNS, placeholders, toDispatchRow, type ClaimContext, type ClaimedOutboxEvent,
+} from './outbox-claims.ts';
 
 /** A claimed batch: its rows, locked by the open transaction on `connection`. */
 export interface HeldOutboxBatch {
@@ -42,6 +44,9 @@ export interface HeldSettlement {
   handOff: readonly string[];
 }
 
+/** Gives a claim's connection back its usual idle timeout (the claim shortened it to the lock TTL). */
+const RESET_WAIT_TIMEOUT = 'SET SESSION wait_timeout = DEFAULT';
+
 /** `lastError` column width. */
 const LAST_ERROR_MAX = 1024;
 
@@ -57,7 +62,7 @@ export async function claimDueOutboxBatch(sql: SqlPool, claim: ClaimContext, lim
     const conn = await sql.getConnection();
     try {
       const results = (await conn.query(
-        `SET SESSION wait_timeout = ?; SET TRANSACTION ISOLATION LEVEL READ COMMITTED; START TRANSACTION;
+        `SET SESSION wait_timeout = ?; ${BEGIN_READ_COMMITTED};
          SELECT ${DISPATCH_COLUMNS} FROM OutboxEvent
          WHERE status = 'pending' AND availableAt <= ?
          ORDER BY availableAt, id LIMIT ? FOR UPDATE SKIP LOCKED`,
@@ -66,7 +71,7 @@ export async function claimDueOutboxBatch(sql: SqlPool, claim: ClaimContext, lim
       const claimed = (results[3] as Record<string, unknown>[]).map((raw) => ({ ...toDispatchRow(raw), lockedBy: claim.holder, lockedAt: claim.now }));
       return { connection: conn, rows: claimed };
     } catch (err) {
-      await closeQuietly(conn);
+      await rollbackAndRelease(conn, RESET_WAIT_TIMEOUT);
       throw err;
     }
   });
@@ -88,7 +93,7 @@ export async function settleHeldBatch(
   const connection = batch.connection;
   if (!connection) throw new Error('outbox batch already settled or abandoned');
   batch.connection = null;
-  const statements: { sql: string; values: unknown[]; counts?: 'published' | 'retried' | 'handedOff' }[] = [];
+  const statements: { sql: string; values: unknown[]; counts: 'published' | 'retried' | 'handedOff' }[] = [];
   const { holder, leaseUntil } = batch.claim;
   const lockedAt = batch.claim.now;
   if (settlement.published.length > 0) {
@@ -115,16 +120,14 @@ export async function settleHeldBatch(
   const counts = { published: 0, retried: 0, handedOff: 0 };
   try {
     const results = (await connection.query(
-      [...statements.map((s) => s.sql), 'COMMIT', 'SET SESSION wait_timeout = DEFAULT'].join(';\n'),
+      [...statements.map((s) => s.sql), 'COMMIT', RESET_WAIT_TIMEOUT].join(';\n'),
       statements.flatMap((s) => s.values),
     )) as unknown[];
-    const rowResults = statements.length === 0 ? [] : results.slice(0, statements.length);
-    rowResults.forEach((result, i) => {
-      const key = statements[i]?.counts;
-      if (key) counts[key] += affectedRows(result);
+    statements.forEach((statement, i) => {
+      counts[statement.counts] += affectedRows(results[i]);
     });
   } catch (err) {
-    await closeQuietly(connection);
+    await rollbackAndRelease(connection, RESET_WAIT_TIMEOUT);
     throw err;
   }
   await connection.release();
@@ -138,15 +141,5 @@ export async function settleHeldBatch(
 export async function abandonHeldBatch(batch: HeldOutboxBatch): Promise<void> {
   const connection = batch.connection;
   batch.connection = null;
-  if (connection) await closeQuietly(connection);
-}
-
-/** Rolls back and returns the connection, or destroys it if that fails. */
-async function closeQuietly(connection: mariadb.PoolConnection): Promise<void> {
-  try {
-    await connection.query('ROLLBACK; SET SESSION wait_timeout = DEFAULT');
-    await connection.release();
-  } catch {
-    await connection.destroy();
-  }
+  if (connection) await rollbackAndRelease(connection, RESET_WAIT_TIMEOUT);
 }

@@ -48,7 +48,7 @@ export const DISPATCH_COLUMNS = 'id, eventType, aggregateType, aggregateId, dedu
  * READ COMMITTED for the next transaction only (the pool's connections keep their default otherwise), for
  * the reason given in ./read-committed.ts.
  */
-const BEGIN_READ_COMMITTED = 'SET TRANSACTION ISOLATION LEVEL READ COMMITTED; START TRANSACTION';
+export const BEGIN_READ_COMMITTED = 'SET TRANSACTION ISOLATION LEVEL READ COMMITTED; START TRANSACTION';
 
 /** `?, ?, ?` for a parameter list. */
 export function placeholders(count: number): string {

@@ -28,6 +28,25 @@ async function sentJobIds(queueUrl: string): Promise<string[]> {
   return (await drainQueue(testSqsClient(), queueUrl)).map((m) => parseJobMessage(m.Body ?? '').jobId);
 }
 
+/** One queued job with its due enqueue row, and a dispatcher on fresh queues. */
+async function oneDueRow(policy?: Parameters<typeof testDispatcherDeps>[0]['policy']) {
+  const { queueUrls } = await createTestQueues();
+  const job = await insertJob();
+  const row = await insertEnqueueEvent(job);
+  return { queueUrls, job, row, deps: testDispatcherDeps({ queueUrls, ...(policy ? { policy } : {}) }) };
+}
+
+/** Runs cycles (`pauseMs` apart) until one claims something or `withinMs` has passed; returns the last. */
+async function cycleUntilClaimed(deps: ReturnType<typeof testDispatcherDeps>, withinMs: number, pauseMs: number) {
+  const started = Date.now();
+  let cycle = await runDispatchCycle(deps);
+  while (cycle.claimed === 0 && Date.now() - started < withinMs) {
+    await new Promise((resolve) => setTimeout(resolve, pauseMs));
+    cycle = await runDispatchCycle(deps);
+  }
+  return cycle;
+}
+
 const pools: SqlPool[] = [];
 afterEach(async () => {
   await Promise.all(pools.splice(0).map((p) => p.end().catch(() => undefined)));
@@ -35,11 +54,8 @@ afterEach(async () => {
 
 describe('crash between claim and send', () => {
   it('a lease (eager claim) abandoned before sending is released after the lock TTL and sent once', async () => {
-    const { queueUrls } = await createTestQueues();
-    const job = await insertJob();
-    const row = await insertEnqueueEvent(job);
     const clock = movableClock();
-    const deps = testDispatcherDeps({ queueUrls, policy: { now: clock.now } });
+    const { queueUrls, job, row, deps } = await oneDueRow({ now: clock.now });
 
     // The crash: eager dispatch claimed the row, then its Lambda died before sending.
     const lease = heldClaim('crashed:1', clock.now());
@@ -61,10 +77,7 @@ describe('crash between claim and send', () => {
   });
 
   it('a held batch is invisible to other dispatchers, and due again at once when its dispatcher dies', async () => {
-    const { queueUrls } = await createTestQueues();
-    const job = await insertJob();
-    const row = await insertEnqueueEvent(job);
-    const deps = testDispatcherDeps({ queueUrls });
+    const { queueUrls, job, row, deps } = await oneDueRow();
 
     const batch = await claimDueOutboxBatch(getSqlPool(), heldClaim('crashing:1'), 10, 60_000);
     expect(batch.rows.map((r) => r.id)).toEqual([row.id]);
@@ -75,22 +88,13 @@ describe('crash between claim and send', () => {
     // The crash: the process is gone, so is its socket; the server rolls the claim back as soon as it reads
     // the close (asynchronously, hence the short wait), long before any lock TTL.
     await batch.connection?.destroy();
-    const destroyedAt = Date.now();
-    let cycle = await runDispatchCycle(deps);
-    while (cycle.claimed === 0 && Date.now() - destroyedAt < 5_000) {
-      await new Promise((resolve) => setTimeout(resolve, 50));
-      cycle = await runDispatchCycle(deps);
-    }
-    expect(cycle).toMatchObject({ released: 0, claimed: 1, published: 1 });
+    expect(await cycleUntilClaimed(deps, 5_000, 50)).toMatchObject({ released: 0, claimed: 1, published: 1 });
     expect(await sentJobIds(queueUrls.interactive)).toEqual([job.id]);
     expect((await outboxRows([row.id]))[0]).toMatchObject({ status: 'published', attemptCount: 0 });
   });
 
   it('a held batch whose dispatcher vanished without closing its connection is released after the lock TTL and sent once', async () => {
-    const { queueUrls } = await createTestQueues();
-    const job = await insertJob();
-    const row = await insertEnqueueEvent(job);
-    const deps = testDispatcherDeps({ queueUrls });
+    const { queueUrls, job, row, deps } = await oneDueRow();
     // The vanished dispatcher has a pool of its own: its connection stays open, idle, holding the lock.
     const vanished = createSqlPool(databaseUrlFromEnv());
     pools.push(vanished);
@@ -101,12 +105,7 @@ describe('crash between claim and send', () => {
     expect(await runDispatchCycle(deps)).toMatchObject({ claimed: 0 });
 
     // The server drops the session after its 1 s wait_timeout; the next cycle after that sends the row.
-    let published = 0;
-    while (published === 0 && Date.now() - claimedAt < 15_000) {
-      await new Promise((resolve) => setTimeout(resolve, 250));
-      published = (await runDispatchCycle(deps)).published;
-    }
-    expect(published).toBe(1);
+    expect((await cycleUntilClaimed(deps, 15_000, 250)).published).toBe(1);
     expect(Date.now() - claimedAt).toBeGreaterThanOrEqual(1_000);
     expect(await sentJobIds(queueUrls.interactive)).toEqual([job.id]);
     // The vanished dispatcher coming back cannot settle: its transaction is gone with its session.
@@ -115,10 +114,7 @@ describe('crash between claim and send', () => {
   });
 
   it('eager dispatch of a row in a held batch waits for the batch and then leaves the row alone', async () => {
-    const { queueUrls } = await createTestQueues();
-    const job = await insertJob();
-    const row = await insertEnqueueEvent(job);
-    const deps = testDispatcherDeps({ queueUrls });
+    const { queueUrls, job, row, deps } = await oneDueRow();
 
     const batch = await claimDueOutboxBatch(getSqlPool(), heldClaim('scheduled:1'), 10, 60_000);
     let eagerResult: string | undefined;
