@@ -93,8 +93,16 @@ export async function lockJob(
 /**
  * The compare-and-set, the audit row (only when the update matched; running → queued being illegal,
  * attempt 1 is exactly the queued → running edge) and the locked row, in one script.
+ *
+ * Whether the update matched is read back from the row itself, not from session state (no `@variable`, no
+ * `ROW_COUNT()`: RDS Proxy pins a session that sets a user variable, see docs/deploy.md): the audit insert and
+ * the returned row require `lockedBy`, `lockedAt` and `lockUntil` to hold this claim's values. Our
+ * transaction holds the row's lock from the update on, so nobody else can write them meanwhile; and a row
+ * left with exactly these values by an earlier claim would be this holder's own lease of the same instant.
  */
 function lockStatements(jobId: string, holder: string, now: Date, lockUntil: Date): SqlStatement[] {
+  const ours = "id = ? AND lifecycleStatus = 'running' AND lockedBy = ? AND lockedAt = ? AND lockUntil = ?";
+  const oursValues = [jobId, holder, now, lockUntil];
   return [
     {
       sql: `UPDATE \`AiJob\` SET lifecycleStatus = 'running', lockedBy = ?, lockedAt = ?, lockUntil = ?,
@@ -102,14 +110,13 @@ function lockStatements(jobId: string, holder: string, now: Date, lockUntil: Dat
             WHERE id = ? AND (lifecycleStatus = 'queued' OR (lifecycleStatus = 'running' AND (lockedBy IS NULL OR lockUntil < ?)))`,
       values: [holder, now, lockUntil, now, now, jobId, now],
     },
-    { sql: 'SET @ai_job_locked = ROW_COUNT()', values: [] },
     {
       sql: `INSERT INTO \`AiJobTransition\` (id, jobId, fromStatus, toStatus, actor, reason, leaseVersion, createdAt)
             SELECT ?, id, IF(attemptCount = 1, 'queued', 'running'), 'running', ?, CONCAT('attempt ', attemptCount), leaseVersion, ?
-            FROM \`AiJob\` WHERE id = ? AND @ai_job_locked = 1`,
-      values: [newId(), holder.slice(0, 128), now, jobId],
+            FROM \`AiJob\` WHERE ${ours}`,
+      values: [newId(), holder.slice(0, 128), now, ...oursValues],
     },
-    { sql: 'SELECT * FROM `AiJob` WHERE id = ? AND @ai_job_locked = 1', values: [jobId] },
+    { sql: `SELECT * FROM \`AiJob\` WHERE ${ours}`, values: oursValues },
   ];
 }
 
