@@ -5,7 +5,7 @@
 import { PrismaMariaDb } from '@prisma/adapter-mariadb';
 import { PrismaClient } from './generated/client.ts';
 import type { Prisma } from './generated/client.ts';
-import { databaseUrlFromEnv, parseDatabaseUrl, tlsOptions } from './database-url.ts';
+import { databaseUrlFromEnv, parseDatabaseUrl, poolOptions } from './database-url.ts';
 
 export type { Prisma };
 export type { AiJob, AiJobSnapshot, AiJobArtifact, AiJobTransition, OutboxEvent, AiUsageLog, UserModelCredential } from './generated/client.ts';
@@ -16,22 +16,9 @@ export type Db = PrismaDb | Prisma.TransactionClient;
 /** Creates a client on its own connection pool. Callers own it and must `$disconnect()` it. */
 export function createPrismaClient(url: string): PrismaDb {
   const s = parseDatabaseUrl(url);
-  const adapter = new PrismaMariaDb(
-    {
-      host: s.host,
-      port: s.port,
-      user: s.user,
-      password: s.password,
-      database: s.database,
-      connectionLimit: s.connectionLimit,
-      acquireTimeout: s.poolTimeoutMs,
-      allowPublicKeyRetrieval: s.allowPublicKeyRetrieval,
-      ...tlsOptions(s),
-      // Timestamps are stored and read as UTC whatever the server's time zone.
-      timezone: 'Z',
-    },
-    { database: s.database },
-  );
+  // Text protocol: the adapter's default sends every query as a server-side prepared statement, which pins
+  // the session to one database connection behind RDS Proxy (docs/deploy.md).
+  const adapter = new PrismaMariaDb(poolOptions(s), { database: s.database, useTextProtocol: true });
   // Generous waits: under concurrency a transaction may queue for a pooled connection; the defaults
   // (2 s wait, 5 s run) turn a busy moment into P2028 errors.
   return new PrismaClient({ adapter, transactionOptions: { maxWait: 10_000, timeout: 15_000 } });

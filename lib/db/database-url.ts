@@ -18,6 +18,34 @@ export interface DatabaseSettings {
   poolTimeoutMs: number;
   /** `?ssl=true`: TLS with certificate verification (RDS Proxy requires TLS; Node trusts its certificate). */
   ssl: boolean;
+  /**
+   * `?idleTimeoutSeconds=N` (default 30): a pooled connection idle this long is closed (all but one, see
+   * {@link poolOptions}), so a Lambda holds extra connections only while it works, and briefly after.
+   */
+  idleTimeoutSeconds: number;
+  /** `?connectTimeoutMs=N` (default 8 s): enough for TCP + TLS from a cold VPC Lambda to RDS Proxy. */
+  connectTimeoutMs: number;
+}
+
+/**
+ * The mariadb pool settings both pools share (Prisma's adapter pool, lib/db/client.ts, and the raw pool,
+ * lib/db/sql-pool.ts): the URL's size as a ceiling, as few connections kept as the driver allows, idle ones
+ * closed soon, and a connect timeout that survives TLS from a cold VPC Lambda.
+ *
+ * `minimumIdle: 1`, not 0: mariadb 3.4.5 (the version Prisma's adapter pins) only opens a connection while
+ * fewer than `minimumIdle` are idle, so with 0 a pool never opens any (every request times out; measured).
+ * With 1 a pool keeps one idle connection and opens the next when that one is taken, up to the limit;
+ * connections beyond the first are closed after `idleTimeoutSeconds` idle.
+ */
+export function poolOptions(s: DatabaseSettings) {
+  return {
+    host: s.host, port: s.port, user: s.user, password: s.password, database: s.database,
+    connectionLimit: s.connectionLimit, minimumIdle: 1, idleTimeout: s.idleTimeoutSeconds,
+    connectTimeout: s.connectTimeoutMs, acquireTimeout: Math.max(s.poolTimeoutMs, s.connectTimeoutMs),
+    allowPublicKeyRetrieval: s.allowPublicKeyRetrieval, ...tlsOptions(s),
+    // Timestamps are stored and read as UTC whatever the server's time zone.
+    timezone: 'Z',
+  };
 }
 
 /** Driver TLS options for the settings: verify the server certificate, or no TLS. */
@@ -55,6 +83,8 @@ export function parseDatabaseUrl(url: string): DatabaseSettings {
     allowPublicKeyRetrieval: parsed.searchParams.get('allowPublicKeyRetrieval') !== 'false',
     ssl: parsed.searchParams.get('ssl') === 'true',
     poolTimeoutMs: positiveInt(parsed.searchParams.get('poolTimeoutMs'), 10_000),
+    idleTimeoutSeconds: positiveInt(parsed.searchParams.get('idleTimeoutSeconds'), 30),
+    connectTimeoutMs: positiveInt(parsed.searchParams.get('connectTimeoutMs'), 8_000),
   };
 }
 

@@ -5,7 +5,7 @@
  * DATABASE_URL, its own small pool.
  */
 import * as mariadb from 'mariadb';
-import { databaseUrlFromEnv, parseDatabaseUrl, tlsOptions } from './database-url.ts';
+import { databaseUrlFromEnv, parseDatabaseUrl, poolOptions } from './database-url.ts';
 import type { SqlStatement } from './sql.ts';
 
 /** The raw driver pool type (hot-path repositories take one). */
@@ -16,13 +16,14 @@ export type SqlRunner = Pick<SqlPool, 'query'>;
 
 let pool: SqlPool | undefined;
 
-/** A new raw pool for a DATABASE_URL (multi-statement text protocol, UTC, the URL's pool size and TLS). */
+/**
+ * A new raw pool for a DATABASE_URL: text protocol only (`query`, never `execute`: no server-side prepared
+ * statements), multi-statement so a transaction is one round trip, and the shared pool sizing of
+ * {@link poolOptions}.
+ */
 export function createSqlPool(databaseUrl: string): SqlPool {
-  const s = parseDatabaseUrl(databaseUrl);
   return mariadb.createPool({
-    host: s.host, port: s.port, user: s.user, password: s.password, database: s.database,
-    connectionLimit: s.connectionLimit, acquireTimeout: s.poolTimeoutMs, timezone: 'Z', multipleStatements: true,
-    allowPublicKeyRetrieval: s.allowPublicKeyRetrieval, insertIdAsNumber: true, bigIntAsNumber: true, ...tlsOptions(s),
+    ...poolOptions(parseDatabaseUrl(databaseUrl)), multipleStatements: true, insertIdAsNumber: true, bigIntAsNumber: true,
   });
 }
 
