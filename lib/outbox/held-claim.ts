@@ -44,7 +44,15 @@ export interface HeldSettlement {
   handOff: readonly string[];
 }
 
-/** Gives a claim's connection back its usual idle timeout (the claim shortened it to the lock TTL). */
+/**
+ * Gives a claim's connection back its usual idle timeout (the claim shortened it to the lock TTL).
+ *
+ * `SET SESSION wait_timeout` is on the SET allow-list (docs/deploy.md, "RDS Proxy: what the application
+ * sends") for this one path, deliberately: it is the lock TTL that ends a vanished dispatcher's claim, and
+ * it only ever changes a session inside the claim's own round trips (set with START TRANSACTION, reset with
+ * COMMIT/ROLLBACK). Were the proxy to pin for it, that would bind at most the dispatcher's 3 connections,
+ * which a held claim keeps for the whole transaction anyway.
+ */
 const RESET_WAIT_TIMEOUT = 'SET SESSION wait_timeout = DEFAULT';
 
 /** `lastError` column width. */
@@ -52,7 +60,7 @@ const LAST_ERROR_MAX = 1024;
 
 /**
  * Locks up to `limit` due rows (`pending`, `availableAt <= now`), oldest first, in a READ COMMITTED
- * transaction (see ./read-committed.ts) whose session is dropped by the server after `lockTtlMs` idle.
+ * transaction (see `BEGIN_READ_COMMITTED`, sent in the same query text) whose session is dropped by the server after `lockTtlMs` idle.
  * One round trip. With no due rows the transaction is committed at once and `connection` is null.
  */
 export async function claimDueOutboxBatch(sql: SqlPool, claim: ClaimContext, limit: number, lockTtlMs: number): Promise<HeldOutboxBatch> {

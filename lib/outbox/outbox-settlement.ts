@@ -14,7 +14,7 @@
 import type { Db, Prisma } from '../db/client.ts';
 import { affectedRows, type SqlPool } from '../db/sql-pool.ts';
 import { placeholders, type ClaimedOutboxEvent, type DispatchRow } from './outbox-claims.ts';
-import { readCommitted } from './read-committed.ts';
+import { retriedTransaction } from './retried-transaction.ts';
 
 /** `lastError` column width. */
 const LAST_ERROR_MAX = 1024;
@@ -71,7 +71,7 @@ export interface GiveUp {
  */
 export async function giveUpOutboxEvent(db: Db, row: ClaimedOutboxEvent, giveUp: GiveUp): Promise<boolean> {
   const reason = giveUp.reason.slice(0, LAST_ERROR_MAX);
-  return readCommitted(db, async (tx) => {
+  return retriedTransaction(db, async (tx) => {
     const { count } = await tx.outboxEvent.updateMany({
       where: { id: row.id, status: 'processing', lockedBy: row.lockedBy },
       data: {
