@@ -45,8 +45,14 @@ export interface ClaimContext {
 export const DISPATCH_COLUMNS = 'id, eventType, aggregateType, aggregateId, dedupeKey, payload, queueName, messageGroupId, attemptCount';
 
 /**
- * READ COMMITTED for the next transaction only (the pool's connections keep their default otherwise), for
- * the reason given in ./read-committed.ts.
+ * READ COMMITTED for the next transaction only (the pool's connections keep their default otherwise): outbox
+ * writes filter on `status`, which the server may scan through the `(status, …)` indexes, and under the
+ * default REPEATABLE READ those scans take gap locks that deadlocked concurrent dispatchers (seen in the
+ * 4-dispatcher test). Under READ COMMITTED only matching rows stay locked.
+ *
+ * Always sent in the SAME query text as the statements of its transaction (one COM_QUERY): through RDS
+ * Proxy a SET sent on its own, outside a transaction, may run on another database connection than the
+ * transaction that follows (docs/deploy.md, "RDS Proxy: what the application sends").
  */
 export const BEGIN_READ_COMMITTED = 'SET TRANSACTION ISOLATION LEVEL READ COMMITTED; START TRANSACTION';
 
@@ -56,19 +62,31 @@ export function placeholders(count: number): string {
 }
 
 /**
- * Claims one row by id for eager dispatch right after its creating transaction committed, in one round
- * trip: a compare-and-set, then a read of the row only if it now carries our holder. Returns null when the
- * row is not due or someone else holds it (the scheduled dispatcher, or it was already sent).
+ * Claims one row by id for eager dispatch right after its creating transaction committed. Never waits on a
+ * row lock: when the scheduled dispatcher has just locked the new row in a held batch (./held-claim.ts), the
+ * claim skips it (`SKIP LOCKED`) and returns null at once — the batch sends it — instead of holding the
+ * user's create request until the batch settles. Otherwise a compare-and-set and a read of the row by our
+ * (unique) holder, committed. Returns null when the row is not due, locked, or already taken.
  */
 export async function claimOutboxEventById(sql: SqlPool, id: string, claim: ClaimContext): Promise<ClaimedOutboxEvent | null> {
-  const results = (await sql.query(
-    `UPDATE OutboxEvent SET status = 'processing', lockedBy = ?, lockedAt = ?, availableAt = ?, updatedAt = ?
-     WHERE id = ? AND status = 'pending' AND availableAt <= ?;
-     SELECT ${DISPATCH_COLUMNS} FROM OutboxEvent WHERE id = ? AND status = 'processing' AND lockedBy = ?`,
-    [claim.holder, claim.now, claim.leaseUntil, claim.now, id, claim.now, id, claim.holder],
-  )) as unknown[];
-  const [row] = results[1] as Record<string, unknown>[];
-  return row ? { ...toDispatchRow(row), lockedBy: claim.holder, lockedAt: claim.now } : null;
+  const due = "id = ? AND status = 'pending' AND availableAt <= ?";
+  return withSqlConnection(sql, async (conn) => {
+    const [, , locked] = (await conn.query(
+      `${BEGIN_READ_COMMITTED}; SELECT id FROM OutboxEvent WHERE ${due} FOR UPDATE SKIP LOCKED`, [id, claim.now],
+    )) as [unknown, unknown, unknown[]];
+    if (locked.length === 0) {
+      await conn.query('ROLLBACK');
+      return null;
+    }
+    const results = (await conn.query(
+      `UPDATE OutboxEvent SET status = 'processing', lockedBy = ?, lockedAt = ?, availableAt = ?, updatedAt = ? WHERE ${due};
+       SELECT ${DISPATCH_COLUMNS} FROM OutboxEvent WHERE id = ? AND status = 'processing' AND lockedBy = ?;
+       COMMIT`,
+      [claim.holder, claim.now, claim.leaseUntil, claim.now, id, claim.now, id, claim.holder],
+    )) as unknown[];
+    const [row] = results[1] as Record<string, unknown>[];
+    return row ? { ...toDispatchRow(row), lockedBy: claim.holder, lockedAt: claim.now } : null;
+  });
 }
 
 /**

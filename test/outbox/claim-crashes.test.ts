@@ -113,19 +113,22 @@ describe('crash between claim and send', () => {
     expect((await outboxRows([row.id]))[0]).toMatchObject({ status: 'published', attemptCount: 0 });
   });
 
-  it('eager dispatch of a row in a held batch waits for the batch and then leaves the row alone', async () => {
+  it('eager dispatch of a new row the scheduled dispatcher holds skips it at once (the create never waits) and the batch sends it', async () => {
     const { queueUrls, job, row, deps } = await oneDueRow();
 
+    // The scheduled run claimed the brand-new row between its creating commit and the create's eager dispatch.
     const batch = await claimDueOutboxBatch(getSqlPool(), heldClaim('scheduled:1'), 10, 60_000);
-    let eagerResult: string | undefined;
-    const eager = dispatchOutboxEventById(row.id, deps).then((r) => { eagerResult = r; });
-    await new Promise((resolve) => setTimeout(resolve, 300));
-    expect(eagerResult).toBeUndefined(); // blocked on the batch's row lock, not sending
+    expect(batch.rows.map((r) => r.id)).toEqual([row.id]);
+    // While the batch still holds the row: eager dispatch returns without waiting on its lock (a lock wait
+    // would last innodb_lock_wait_timeout, 50 s by default; the deadline only makes that failure readable).
+    const stillWaiting = new Promise<string>((resolve) => { setTimeout(() => resolve('still waiting on the row lock'), 10_000).unref(); });
+    expect(await Promise.race([dispatchOutboxEventById(row.id, deps), stillWaiting])).toBe('skipped');
+    expect(batch.connection).not.toBeNull();
+    expect((await outboxRows([row.id]))[0]).toMatchObject({ status: 'pending', lockedBy: null });
 
     await settleHeldBatch(batch, { published: [row.id], retries: [], handOff: [] });
-    await eager;
-    expect(eagerResult).toBe('skipped');
     expect(await sentJobIds(queueUrls.interactive)).toEqual([]); // the batch "sent" it; eager sent nothing
     expect((await outboxRows([row.id]))[0]).toMatchObject({ status: 'published', lockedBy: 'scheduled:1' });
+    expect(job.id).toBe(row.aggregateId);
   });
 });
