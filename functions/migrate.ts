@@ -12,7 +12,10 @@ const logger = new Logger({ serviceName: 'ai-job-migrate' });
 
 export async function handler(): Promise<MigrationResult> {
   await ensureDatabaseUrl();
-  const result = await migrateDatabase(databaseUrlFromEnv(), DEFAULT_MIGRATIONS_DIR);
+  // A cluster created by this same deploy may still be starting: connection errors are retried for ~2 min.
+  const result = await migrateDatabase(databaseUrlFromEnv(), DEFAULT_MIGRATIONS_DIR, {
+    onConnectRetry: (err, attempt) => logger.warn('database not reachable yet; retrying', { attempt, code: (err as { code?: string }).code }),
+  });
   logger.info('migrations applied', { ...result });
   return result;
 }

@@ -4,13 +4,19 @@
  * and bookkeeping that `prisma migrate deploy` uses, so Prisma's own engine can take over wherever it
  * can be downloaded. Safe to run concurrently (a named server lock serialises runners) and repeatedly
  * (applied migrations are skipped).
+ *
+ * At deploy time it runs through RDS Proxy (docs/deploy.md, "RDS Proxy: what the application sends"): it
+ * never sends COM_CHANGE_USER (the database is chosen in the handshake of a second connection), it takes
+ * its named lock knowing that pins its one session (deliberately: deploy time only), and it keeps trying a
+ * database it cannot reach yet for {@link CONNECT_RETRY_MS}, since a fresh cluster or proxy may still be starting.
  */
 import { createHash, randomUUID } from 'node:crypto';
 import { readdir, readFile } from 'node:fs/promises';
 import { fileURLToPath } from 'node:url';
 import path from 'node:path';
 import mysql from 'mysql2/promise';
-import { parseDatabaseUrl, tlsOptions } from './database-url.ts';
+import { isDatabaseUnavailable } from './connection-errors.ts';
+import { parseDatabaseUrl, tlsOptions, type DatabaseSettings } from './database-url.ts';
 
 /** `MIGRATIONS_DIR` when set (a bundled Lambda ships the folder beside its code), else the repository's. */
 export const DEFAULT_MIGRATIONS_DIR = process.env.MIGRATIONS_DIR?.trim() || fileURLToPath(new URL('../../prisma/migrations', import.meta.url));
@@ -27,6 +33,16 @@ const MIGRATIONS_TABLE_DDL = `CREATE TABLE IF NOT EXISTS \`_prisma_migrations\` 
 ) DEFAULT CHARACTER SET utf8mb4 COLLATE utf8mb4_unicode_ci`;
 
 const LOCK_TIMEOUT_S = 120;
+
+/** How long the migrator retries connection errors: a cluster created by the same deploy may still be starting. */
+export const CONNECT_RETRY_MS = 120_000;
+
+export interface MigrateOptions {
+  /** Retry connection errors for this long (default {@link CONNECT_RETRY_MS}). */
+  connectRetryMs?: number;
+  /** Called before each wait for another connection attempt (the Lambda logs it). */
+  onConnectRetry?: (err: unknown, attempt: number) => void;
+}
 
 export class MigrationError extends Error {
   constructor(message: string, options?: { cause?: unknown }) {
@@ -80,29 +96,60 @@ interface AppliedRow {
  * Throws MigrationError on a failed earlier migration, an edited applied migration, or a failing script
  * (the failure is recorded in `_prisma_migrations.logs`, as Prisma does).
  */
-export async function migrateDatabase(url: string, dir = DEFAULT_MIGRATIONS_DIR): Promise<MigrationResult> {
+export async function migrateDatabase(url: string, dir = DEFAULT_MIGRATIONS_DIR, options: MigrateOptions = {}): Promise<MigrationResult> {
   const s = parseDatabaseUrl(url);
   if (!s.database) throw new MigrationError('DATABASE_URL names no database (expected mysql://…/<database>)');
   const migrations = await readMigrations(dir);
-  const conn = await mysql.createConnection({
-    host: s.host, port: s.port, user: s.user, password: s.password, multipleStatements: true, timezone: 'Z', ...tlsOptions(s),
-  });
+  const created = await createDatabaseIfMissing(s, options);
+  // A second connection names the database in its handshake: `changeUser` would send COM_CHANGE_USER.
+  const conn = await connectWithRetry(s, s.database, options);
   try {
-    const [created] = await conn.query<mysql.ResultSetHeader>(
-      `CREATE DATABASE IF NOT EXISTS \`${s.database.replaceAll('`', '``')}\` CHARACTER SET utf8mb4 COLLATE utf8mb4_unicode_ci`,
-    );
-    await conn.changeUser({ database: s.database });
     const lockName = `migrate:${s.database}`.slice(0, 64);
     const [[lock]] = await conn.query<mysql.RowDataPacket[]>('SELECT GET_LOCK(?, ?) AS ok', [lockName, LOCK_TIMEOUT_S]);
     if (lock?.ok !== 1) throw new MigrationError(`could not take the migration lock within ${LOCK_TIMEOUT_S}s`);
     try {
       const outcome = await applyPending(conn, migrations);
-      return { database: s.database, created: created.warningStatus === 0, ...outcome };
+      return { database: s.database, created, ...outcome };
     } finally {
       await conn.query('SELECT RELEASE_LOCK(?)', [lockName]);
     }
   } finally {
     await conn.end();
+  }
+}
+
+/** `CREATE DATABASE IF NOT EXISTS` on a connection to no database; true when it created it. */
+async function createDatabaseIfMissing(s: DatabaseSettings, options: MigrateOptions): Promise<boolean> {
+  const conn = await connectWithRetry(s, undefined, options);
+  try {
+    const [result] = await conn.query<mysql.ResultSetHeader>(
+      `CREATE DATABASE IF NOT EXISTS \`${s.database.replaceAll('`', '``')}\` CHARACTER SET utf8mb4 COLLATE utf8mb4_unicode_ci`,
+    );
+    return result.warningStatus === 0;
+  } finally {
+    await conn.end();
+  }
+}
+
+/**
+ * Opens a connection (text protocol, multi-statement, UTC), retrying errors that mean "not reachable yet"
+ * ({@link isDatabaseUnavailable}) with backoff up to 5 s until `connectRetryMs` has passed; other errors
+ * (bad credentials, unknown host name in the URL's database) fail at once.
+ */
+async function connectWithRetry(s: DatabaseSettings, database: string | undefined, options: MigrateOptions): Promise<mysql.Connection> {
+  const deadline = Date.now() + (options.connectRetryMs ?? CONNECT_RETRY_MS);
+  for (let attempt = 1; ; attempt += 1) {
+    try {
+      return await mysql.createConnection({
+        host: s.host, port: s.port, user: s.user, password: s.password, ...(database ? { database } : {}),
+        multipleStatements: true, timezone: 'Z', connectTimeout: s.connectTimeoutMs, ...tlsOptions(s),
+      });
+    } catch (err) {
+      const waitMs = Math.min(5_000, 250 * 2 ** (attempt - 1), deadline - Date.now());
+      if (!isDatabaseUnavailable(err) || waitMs <= 0) throw err;
+      options.onConnectRetry?.(err, attempt);
+      await new Promise((resolve) => setTimeout(resolve, waitMs));
+    }
   }
 }
 
