@@ -1,0 +1,132 @@
+/**
+ * Everything the application sends the database stays multiplexable through RDS Proxy: a representative
+ * workload runs over HTTP against the local runtime (create with eager dispatch, scheduled dispatch, consume
+ * with a retry and with success, cancel, the reaper, admin reads, the credential store) as a database user of
+ * its own, and the server's general log of that user's connections is checked against the rules in
+ * docs/deploy.md ("RDS Proxy: what the application sends") — see test/helpers/pinning-rules.ts.
+ */
+import { readdir, readFile } from 'node:fs/promises';
+import path from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type mysql from 'mysql2/promise';
+import { closePrisma } from '../../lib/db/client.ts';
+import { parseDatabaseUrl } from '../../lib/db/database-url.ts';
+import { closeSqlPool } from '../../lib/db/sql-pool.ts';
+import { rawDb } from '../helpers/db.ts';
+import { startE2e, type E2e } from '../helpers/e2e-runtime.ts';
+import { insertJob, minutesAgo } from '../helpers/factories.ts';
+import {
+  adminConnection, createLoggedUser, dropLoggedUser, holdGeneralLog, logRowsOf, releaseGeneralLog, serverNow,
+} from '../helpers/general-log.ts';
+import { checkPinning, migratorThreads } from '../helpers/pinning-rules.ts';
+
+const workerUrl = process.env.DATABASE_URL ?? '';
+const holder = `proxy-safe-sql:${process.pid}:${Date.now()}`;
+let admin: mysql.Connection;
+let user: { user: string; password: string };
+let since: string;
+let e: E2e;
+
+beforeAll(async () => {
+  admin = await adminConnection(workerUrl);
+  await rawDb(); // the per-test truncation keeps its own root connection, outside the logged user
+  user = await createLoggedUser(admin, parseDatabaseUrl(workerUrl).database);
+  await holdGeneralLog(admin, holder);
+  since = await serverNow(admin);
+  await closePrisma();
+  await closeSqlPool();
+  const url = new URL(workerUrl);
+  url.username = user.user;
+  url.password = user.password;
+  process.env.DATABASE_URL = url.toString();
+  e = await startE2e();
+});
+
+afterAll(async () => {
+  await e?.stop();
+  process.env.DATABASE_URL = workerUrl;
+  await releaseGeneralLog(admin, holder).catch(() => undefined);
+  await dropLoggedUser(admin, user.user).catch(() => undefined);
+  await admin.end();
+});
+
+/** Polls `probe` until it returns true (a condition, never a fixed sleep). */
+async function until(probe: () => Promise<boolean>, what: string, timeoutMs = 20_000): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (!(await probe())) {
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((r) => setTimeout(r, 50));
+  }
+}
+
+async function rowCount(sql: string, values: unknown[]): Promise<number> {
+  const [rows] = await (await rawDb()).query<mysql.RowDataPacket[]>(sql, values);
+  return Number(rows[0]?.n ?? 0);
+}
+
+/** The workload; returns how many jobs it created. */
+async function runWorkload(): Promise<number> {
+  const [alice, admin] = await Promise.all([e.token('alice'), e.token('root', { admin: true })]);
+  const feynman = (explanation: string) => ({ concept: 'Photosynthesis', explanation });
+
+  // Credential store: put, read, revoke.
+  const put = await e.api('PUT', '/api/ai/credentials/deepseek', { token: alice, body: { apiKey: 'sk-pinningtest0123456789abcdefXYZ9' } });
+  expect(put.status).toBe(200);
+  expect((await e.api('GET', '/api/ai/credentials/deepseek', { token: alice })).status).toBe(200);
+  expect((await e.api('DELETE', '/api/ai/credentials/deepseek', { token: alice })).status).toBe(204);
+
+  // Create (eager dispatch) and consume: one success, one that fails once and is retried, one cancelled.
+  const ok = await e.api('POST', '/api/ai/feynman-evaluations', { token: alice, body: feynman('Plants store light.') });
+  const retried = await e.api('POST', '/api/ai/quiz-generations', {
+    token: alice, body: { sourceText: `ATP [scenario:fail_once:${holder}]`, count: 2, difficulty: 'easy' },
+  });
+  const hung = await e.api('POST', '/api/ai/feynman-evaluations', { token: alice, body: feynman('Slowly [scenario:hang]') });
+  for (const res of [ok, retried, hung]) expect(res.status).toBe(202);
+  await until(async () => (await e.api('GET', `/api/ai/jobs/${hung.body.jobId}`, { token: alice })).body.lifecycleStatus === 'running', 'the hung job to run');
+  expect((await e.api('POST', `/api/ai/jobs/${hung.body.jobId}/cancel`, { token: alice })).status).toBe(202);
+  expect(await e.waitForTerminal(ok.body.jobId, alice)).toMatchObject({ lifecycleStatus: 'succeeded' });
+  expect(await e.waitForTerminal(retried.body.jobId, alice)).toMatchObject({ lifecycleStatus: 'succeeded' });
+  expect(await e.waitForTerminal(hung.body.jobId, alice)).toMatchObject({ lifecycleStatus: 'cancelled' });
+
+  // The reaper fails a job whose last lease expired; its terminal event goes out by scheduled dispatch.
+  const stale = await insertJob({
+    lifecycleStatus: 'running', attemptCount: 1, maxAttempts: 1, lockedBy: 'vanished-worker', lockUntil: minutesAgo(5),
+  });
+  await until(async () => (await rowCount(
+    "SELECT COUNT(*) AS n FROM OutboxEvent WHERE aggregateId = ? AND status = 'published'", [stale.id],
+  )) > 0, 'the reaped job\'s event to be published by the scheduled dispatcher');
+
+  // Admin reads.
+  expect((await e.api('GET', `/admin-api/ai/jobs/${retried.body.jobId}`, { token: admin })).status).toBe(200);
+  expect((await e.api('GET', '/admin-api/ai/jobs?limit=5', { token: admin })).status).toBe(200);
+  expect((await e.api('GET', '/admin-api/ai/stats', { token: admin })).status).toBe(200);
+  return 4;
+}
+
+describe('what the application sends through RDS Proxy', () => {
+  it('sends no prepared statements, user variables, unlisted SETs, named locks or statements over 16 KB', async () => {
+    const jobs = await runWorkload();
+    const rows = await logRowsOf(admin, user.user, since);
+    expect(rows.filter((r) => r.command === 'Connect').length).toBeGreaterThan(0);
+    const { violations, counts, setKinds } = checkPinning(rows, migratorThreads(rows));
+    console.info(`general log, per job (${jobs} jobs): ${JSON.stringify(Object.fromEntries(
+      Object.entries(counts).map(([k, v]) => [k, Math.round((v / jobs) * 10) / 10]),
+    ))}; totals ${JSON.stringify(counts)}; SETs ${JSON.stringify(setKinds)}`);
+    const kinds = new Map<string, number>();
+    for (const v of violations) kinds.set(v.split(': [')[0] ?? v, (kinds.get(v.split(': [')[0] ?? v) ?? 0) + 1);
+    if (kinds.size > 0) console.info(`violations by kind: ${JSON.stringify(Object.fromEntries(kinds))}`);
+    expect(violations.slice(0, 20)).toEqual([]);
+  });
+
+  it('has no Prisma transaction that asks for an isolation level (the adapter sends SET TRANSACTION and BEGIN apart)', async () => {
+    const lib = path.resolve(import.meta.dirname, '../../lib');
+    const files = (await readdir(lib, { recursive: true }))
+      .filter((f) => f.endsWith('.ts') && !f.startsWith(`db${path.sep}generated`));
+    const offenders: string[] = [];
+    for (const f of files) {
+      const code = (await readFile(path.join(lib, f), 'utf8')).split('\n').filter((line) => !/^\s*(\*|\/\/|\/\*)/.test(line));
+      if (code.some((line) => /\bisolationLevel\s*:/.test(line))) offenders.push(f);
+    }
+    expect(offenders).toEqual([]);
+  });
+});
