@@ -61,10 +61,10 @@ export function createAppFunctions(scope: Construct, r: AppResources): AppFuncti
     return fn;
   };
   const api = { timeout: Duration.seconds(15), memoryMb: 1024 };
-  const apiUser = create('ApiUser', { ...api, environment: { ...queueEnv, ...dbPool(3), CREDENTIALS_KMS_KEY_ID: r.credentialsKey.keyArn } });
-  const apiAdmin = create('ApiAdmin', { ...api, environment: { ...queueEnv, ...dlqEnv, ...dbPool(3) } });
-  const dispatcher = create('Dispatcher', { timeout: Duration.seconds(55), environment: { ...queueEnv, ...dbPool(3) } });
-  const reaper = create('Reaper', { timeout: Duration.seconds(60), environment: { ...dlqEnv, ...dbPool(3) } });
+  const apiUser = create('ApiUser', { ...api, environment: { ...queueEnv, ...dbPool(DB_POOL.api), CREDENTIALS_KMS_KEY_ID: r.credentialsKey.keyArn } });
+  const apiAdmin = create('ApiAdmin', { ...api, environment: { ...queueEnv, ...dlqEnv, ...dbPool(DB_POOL.api) } });
+  const dispatcher = create('Dispatcher', { timeout: Duration.seconds(55), environment: { ...queueEnv, ...dbPool(DB_POOL.dispatcher) } });
+  const reaper = create('Reaper', { timeout: Duration.seconds(60), environment: { ...dlqEnv, ...dbPool(DB_POOL.reaper) } });
   const migrate = create('Migrate', {
     timeout: Duration.minutes(10),
     environment: { MIGRATIONS_DIR: `/var/task/${BUNDLED_MIGRATIONS_DIR}`, MIGRATIONS_HASH: r.migrationsHash },
@@ -96,7 +96,7 @@ function createConsumer(
     memoryMb: settings.memoryMb,
     environment: {
       ...queueEnv,
-      ...dbPool(Math.max(3, settings.batchSize * 2)),
+      ...dbPool(DB_POOL.consumer(settings.batchSize)),
       PLATFORM_PROVIDER_SECRET_ID: r.platformSecret.secretArn,
       CREDENTIALS_KMS_KEY_ID: r.credentialsKey.keyArn,
       ...(r.config.deepseekBaseUrl ? { DEEPSEEK_BASE_URL: r.config.deepseekBaseUrl } : {}),
@@ -146,6 +146,20 @@ function deadLetterEnvironment(r: AppResources): Record<string, string> {
     BACKGROUND_DLQ_URL: r.queues.deadLetterQueues.background.queueUrl,
   };
 }
+
+/**
+ * Connections per pool (each function has two: Prisma's and the raw one) — what one container can use at
+ * once, never kept open beyond the first after 30 s idle (lib/db/database-url.ts `poolOptions`; why in
+ * docs/deploy.md, "RDS Proxy: what the application sends"). API: one request at a time, 2 for a query
+ * beside a transaction. Dispatcher: one raw connection per batch in flight (3). Consumers: one per record
+ * processed in parallel, plus one for a heartbeat beside a projection.
+ */
+export const DB_POOL = {
+  api: 2,
+  dispatcher: 3,
+  reaper: 2,
+  consumer: (batchSize: number) => batchSize + 1,
+} as const;
 
 function dbPool(connections: number): Record<string, string> {
   return { DATABASE_CONNECTION_LIMIT: String(connections) };
