@@ -6,7 +6,7 @@
 import { Logger } from '@aws-lambda-powertools/logger';
 import { ensureDatabaseUrl } from '../lib/config/database-secret.ts';
 import { databaseUrlFromEnv } from '../lib/db/database-url.ts';
-import { DEFAULT_MIGRATIONS_DIR, migrateDatabase, type MigrationResult } from '../lib/db/migrator.ts';
+import { CONNECT_RETRY_MS, DEFAULT_MIGRATIONS_DIR, migrateDatabase, type MigrationResult } from '../lib/db/migrator.ts';
 
 const logger = new Logger({ serviceName: 'ai-job-migrate' });
 
@@ -14,6 +14,7 @@ export async function handler(): Promise<MigrationResult> {
   await ensureDatabaseUrl();
   // A cluster created by this same deploy may still be starting: connection errors are retried for ~2 min.
   const result = await migrateDatabase(databaseUrlFromEnv(), DEFAULT_MIGRATIONS_DIR, {
+    connectRetryMs: CONNECT_RETRY_MS,
     onConnectRetry: (err, attempt) => logger.warn('database not reachable yet; retrying', { attempt, code: (err as { code?: string }).code }),
   });
   logger.info('migrations applied', { ...result });

@@ -7,8 +7,9 @@
  *
  * At deploy time it runs through RDS Proxy (docs/deploy.md, "RDS Proxy: what the application sends"): it
  * never sends COM_CHANGE_USER (the database is chosen in the handshake of a second connection), it takes
- * its named lock knowing that pins its one session (deliberately: deploy time only), and it keeps trying a
- * database it cannot reach yet for {@link CONNECT_RETRY_MS}, since a fresh cluster or proxy may still be starting.
+ * its named lock knowing that pins its one session (deliberately: deploy time only), and, when asked (the
+ * deploy-time Lambda does), it keeps trying a database it cannot reach yet for {@link CONNECT_RETRY_MS},
+ * since a fresh cluster or proxy may still be starting.
  */
 import { createHash, randomUUID } from 'node:crypto';
 import { readdir, readFile } from 'node:fs/promises';
@@ -38,7 +39,10 @@ const LOCK_TIMEOUT_S = 120;
 export const CONNECT_RETRY_MS = 120_000;
 
 export interface MigrateOptions {
-  /** Retry connection errors for this long (default {@link CONNECT_RETRY_MS}). */
+  /**
+   * Retry connection errors for this long. Default 0: locally (`npm start`, tests) an unreachable server is
+   * reported at once; the deploy-time Lambda passes {@link CONNECT_RETRY_MS}.
+   */
   connectRetryMs?: number;
   /** Called before each wait for another connection attempt (the Lambda logs it). */
   onConnectRetry?: (err: unknown, attempt: number) => void;
@@ -137,7 +141,7 @@ async function createDatabaseIfMissing(s: DatabaseSettings, options: MigrateOpti
  * (bad credentials, unknown host name in the URL's database) fail at once.
  */
 async function connectWithRetry(s: DatabaseSettings, database: string | undefined, options: MigrateOptions): Promise<mysql.Connection> {
-  const deadline = Date.now() + (options.connectRetryMs ?? CONNECT_RETRY_MS);
+  const deadline = Date.now() + (options.connectRetryMs ?? 0);
   for (let attempt = 1; ; attempt += 1) {
     try {
       return await mysql.createConnection({

@@ -7,7 +7,7 @@ import { createConnection, createServer, type Server, type Socket } from 'node:n
 import type mysql from 'mysql2/promise';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { parseDatabaseUrl, withDatabase } from '../../lib/db/database-url.ts';
-import { migrateDatabase, readMigrations } from '../../lib/db/migrator.ts';
+import { CONNECT_RETRY_MS, migrateDatabase, readMigrations } from '../../lib/db/migrator.ts';
 import {
   adminConnection, createLoggedUser, dropLoggedUser, holdGeneralLog, logRowsOf, releaseGeneralLog, serverNow,
 } from '../helpers/general-log.ts';
@@ -60,7 +60,7 @@ describe('the migrator through a proxy at deploy time', () => {
     Object.assign(url, { hostname: '127.0.0.1', port: String(port), username: user.user, password: user.password });
     const since = await serverNow(admin);
     const retries: unknown[] = [];
-    const migrated = migrateDatabase(url.toString(), undefined, { onConnectRetry: (err) => retries.push(err) });
+    const migrated = migrateDatabase(url.toString(), undefined, { connectRetryMs: CONNECT_RETRY_MS, onConnectRetry: (err) => retries.push(err) });
 
     // Nothing listens yet: the migrator keeps trying (connection refused) instead of failing the deploy.
     await waitFor(async () => retries.length >= 2, 'two refused connection attempts', 20_000);
@@ -81,7 +81,7 @@ describe('the migrator through a proxy at deploy time', () => {
     const url = new URL(withDatabase(serverUrl, database));
     Object.assign(url, { username: user.user, password: 'wrong' });
     const started = Date.now();
-    await expect(migrateDatabase(url.toString(), undefined, { onConnectRetry: () => { throw new Error('retried'); } }))
+    await expect(migrateDatabase(url.toString(), undefined, { connectRetryMs: CONNECT_RETRY_MS, onConnectRetry: () => { throw new Error('retried'); } }))
       .rejects.toMatchObject({ code: 'ER_ACCESS_DENIED_ERROR' });
     expect(Date.now() - started).toBeLessThan(10_000);
   });
