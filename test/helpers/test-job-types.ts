@@ -14,14 +14,17 @@ export const quickRetryJob = defineJob({
   execution: { ...syntheticJob.execution, maxRetries: 2, retryBackoff: { type: 'exponential', delayMs: 100, maxDelayMs: 1_000 } },
 });
 
-/** Times out after 1 s and fails (abortStrategy fail). */
+/**
+ * Times out after 3 s and fails (abortStrategy fail). Not shorter: the attempt must reach its provider call
+ * before the deadline, and on a loaded machine opening the pools' connections on demand took over 1 s.
+ */
 export const shortTimeoutJob = defineJob({
   ...syntheticJob,
   jobType: 'short_timeout_job',
-  execution: { ...syntheticJob.execution, timeoutMs: 1_000, maxRetries: 0 },
+  execution: { ...syntheticJob.execution, timeoutMs: 3_000, maxRetries: 0 },
 });
 
-/** Times out after 1 s and retries (abortStrategy retry). */
+/** Times out after 3 s and retries (abortStrategy retry). */
 export const retryOnTimeoutJob = defineJob({
   ...shortTimeoutJob,
   jobType: 'retry_timeout_job',
