@@ -9,6 +9,7 @@ import { CredentialModeNotAllowedError, IdempotencyConflictError } from '../jobs
 import { CanonicalJsonError, InputValidationError, SnapshotLimitError, type IssueDetail } from '../jobs/errors.ts';
 import { JobAlreadyCancelledError, JobNotCancellableError, JobNotFoundError } from '../jobs/lifecycle-errors.ts';
 import { isDatabaseUnavailable } from '../db/connection-errors.ts';
+import { isIllFormedTextError } from '../db/text-guard.ts';
 import { HttpError, RequestValidationError } from './http-errors.ts';
 
 export interface ErrorBody {
@@ -69,6 +70,8 @@ export function mapError(err: unknown): MappedError {
     return build(err.status, err.code, err.message, details, { ...err.headers });
   }
   if (isDatabaseUnavailable(err)) return build(503, 'PLATFORM_UNAVAILABLE', '', undefined, {});
+  // The boundary (./well-formed.ts) refuses ill-formed text first; this is the database door's second line.
+  if (isIllFormedTextError(err)) return build(400, VALIDATION, 'Request is invalid: text must be well-formed Unicode', [{ path: 'body', message: 'must be well-formed Unicode' }], {});
   const mapping = MAPPINGS.find((m) => err instanceof m.type);
   if (mapping) {
     const e = err as Error & { code: string };

@@ -6,6 +6,7 @@ import { PrismaMariaDb } from '@prisma/adapter-mariadb';
 import { PrismaClient } from './generated/client.ts';
 import type { Prisma } from './generated/client.ts';
 import { databaseUrlFromEnv, parseDatabaseUrl, tlsOptions } from './database-url.ts';
+import { guardAdapterFactory } from './text-guard.ts';
 
 export type { Prisma };
 export type { AiJob, AiJobSnapshot, AiJobArtifact, AiJobTransition, OutboxEvent, AiUsageLog, UserModelCredential } from './generated/client.ts';
@@ -16,7 +17,8 @@ export type Db = PrismaDb | Prisma.TransactionClient;
 /** Creates a client on its own connection pool. Callers own it and must `$disconnect()` it. */
 export function createPrismaClient(url: string): PrismaDb {
   const s = parseDatabaseUrl(url);
-  const adapter = new PrismaMariaDb(
+  // Guarded: a statement with ill-formed text throws IllFormedTextError instead of storing `?` (./text-guard.ts).
+  const adapter = guardAdapterFactory(new PrismaMariaDb(
     {
       host: s.host,
       port: s.port,
@@ -31,7 +33,7 @@ export function createPrismaClient(url: string): PrismaDb {
       timezone: 'Z',
     },
     { database: s.database },
-  );
+  ));
   // Generous waits: under concurrency a transaction may queue for a pooled connection; the defaults
   // (2 s wait, 5 s run) turn a busy moment into P2028 errors.
   return new PrismaClient({ adapter, transactionOptions: { maxWait: 10_000, timeout: 15_000 } });

@@ -7,6 +7,7 @@
 import * as mariadb from 'mariadb';
 import { databaseUrlFromEnv, parseDatabaseUrl, tlsOptions } from './database-url.ts';
 import type { SqlStatement } from './sql.ts';
+import { guardSqlPool } from './text-guard.ts';
 
 /** The raw driver pool type (hot-path repositories take one). */
 export type SqlPool = mariadb.Pool;
@@ -19,11 +20,12 @@ let pool: SqlPool | undefined;
 /** A new raw pool for a DATABASE_URL (multi-statement text protocol, UTC, the URL's pool size and TLS). */
 export function createSqlPool(databaseUrl: string): SqlPool {
   const s = parseDatabaseUrl(databaseUrl);
-  return mariadb.createPool({
+  // Guarded: ill-formed text throws IllFormedTextError instead of being stored as `?` (./text-guard.ts).
+  return guardSqlPool(mariadb.createPool({
     host: s.host, port: s.port, user: s.user, password: s.password, database: s.database,
     connectionLimit: s.connectionLimit, acquireTimeout: s.poolTimeoutMs, timezone: 'Z', multipleStatements: true,
     allowPublicKeyRetrieval: s.allowPublicKeyRetrieval, insertIdAsNumber: true, bigIntAsNumber: true, ...tlsOptions(s),
-  });
+  }));
 }
 
 /** The process-wide raw pool for DATABASE_URL, created on first use. */

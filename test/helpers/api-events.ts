@@ -35,7 +35,7 @@ export function adminClaims(sub = 'admin-1', extra: Claims = {}): Claims {
 /** An event for `routeKey` (e.g. `POST /api/ai/quiz-generations`); the raw path has the parameters filled in. */
 export function apiEvent(routeKey: string, options: EventOptions = {}): ApiEvent {
   const [method = 'GET', template = '/'] = routeKey.split(' ');
-  const rawPath = template.replace(/\{(\w+)\}/g, (_, name: string) => encodeURIComponent(options.pathParameters?.[name] ?? ''));
+  const rawPath = template.replace(/\{(\w+)\}/g, (_, name: string) => encodeURIComponent((options.pathParameters?.[name] ?? '').toWellFormed()));
   const body = options.body === undefined ? undefined : typeof options.body === 'string' ? options.body : JSON.stringify(options.body);
   const now = new Date();
   const headers: Record<string, string> = {
