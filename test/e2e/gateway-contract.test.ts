@@ -42,7 +42,7 @@ describe('API Gateway\'s own responses', () => {
 });
 
 describe('the handlers\' contract over HTTP', () => {
-  const create = (body: BodyInit, contentType?: string) => call('/api/ai/feynman-evaluations', {
+  const create = (body: string | Uint8Array, contentType?: string) => call('/api/ai/feynman-evaluations', {
     method: 'POST', body, headers: { ...auth(), ...(contentType ? { 'content-type': contentType } : {}) },
   });
 
