@@ -3,19 +3,35 @@
  * `event.requestContext.authorizer.jwt.claims` (the local runtime builds the same shape with ./local-jwt.ts).
  * Handlers never see or verify the token themselves.
  *
- * Claim values arrive as API Gateway forwards them: strings, with an array claim flattened to `"[a b]"`;
- * tokens passed through other paths may carry real arrays or comma lists. {@link claimValues} reads all of them.
+ * Admin is exact (docs/security.md "Admin authorization"): ONE configured claim ({@link ADMIN_CLAIM_ENV},
+ * default `cognito:groups`) must hold the configured group ({@link ADMIN_GROUP_ENV}, default `SUPER_ADMIN`)
+ * byte for byte, as
+ * - a real JSON array with an element equal to the group (direct invocations, other integrations);
+ * - API Gateway HTTP API's flattened form of a ONE-element array, exactly `"[SUPER_ADMIN]"`: the authorizer
+ *   writes an array claim as its elements joined by single spaces inside brackets, so `"[a SUPER_ADMIN]"` may
+ *   equally be the single group `"a SUPER_ADMIN"` — ambiguous, so never admin;
+ * - a single-valued string claim equal to the group.
+ * Nothing else grants admin: no splitting on commas or whitespace, no JSON text, no other claim, no case folding.
  */
 import type { APIGatewayProxyEventV2WithJWTAuthorizer } from 'aws-lambda';
+import { ConfigurationError } from '../config/aws.ts';
+import { isWellFormedText } from './well-formed.ts';
 import { ForbiddenError, UnauthorizedError } from './http-errors.ts';
 
-/** The role that opens the admin API. */
-export const ADMIN_ROLE = 'SUPER_ADMIN';
-/** Claims searched for {@link ADMIN_ROLE}, in order. */
-export const ROLE_CLAIMS = ['roles', 'groups', 'cognito:groups'] as const;
+/** Environment variable naming the claim that carries the admin group (per stage, e.g. `roles`). */
+export const ADMIN_CLAIM_ENV = 'ADMIN_CLAIM';
+/** Environment variable naming the admin group. */
+export const ADMIN_GROUP_ENV = 'ADMIN_GROUP';
+export const DEFAULT_ADMIN_CLAIM = 'cognito:groups';
+export const DEFAULT_ADMIN_GROUP = 'SUPER_ADMIN';
 /** `AiJob.userId` is VARCHAR(64): a longer subject cannot own jobs. */
 const MAX_SUBJECT_LENGTH = 64;
 const CONTROL_CHARACTERS = /\p{Cc}/u;
+/**
+ * A group name usable in the flattened form: no whitespace (the separator) and no brackets (the delimiters),
+ * so `"[<group>]"` can only be the one-element array of exactly that group.
+ */
+const UNAMBIGUOUS_GROUP = /^[^\s[\]]+$/u;
 
 export interface Caller {
   /** The token's `sub`. */
@@ -23,61 +39,73 @@ export interface Caller {
   isAdmin: boolean;
 }
 
-type ClaimValue = string | number | boolean | readonly unknown[] | null | undefined;
-
-/** The claims of the event, or undefined when the authorizer passed none. */
-export function claimsOf(event: Pick<APIGatewayProxyEventV2WithJWTAuthorizer, 'requestContext'>): Record<string, ClaimValue> | undefined {
-  const claims = (event.requestContext as { authorizer?: { jwt?: { claims?: unknown } } } | undefined)?.authorizer?.jwt?.claims;
-  return typeof claims === 'object' && claims !== null ? (claims as Record<string, ClaimValue>) : undefined;
+/** Which claim opens the admin API, and the group it must hold. */
+export interface AdminPolicy {
+  claim: string;
+  group: string;
 }
 
 /**
- * The values of a multi-valued claim in any of its forms: an array; API Gateway's `"[a b c]"`; a JSON array
- * string `'["a","b"]'`; a comma- or space-separated list; a single value.
+ * The admin policy from {@link ADMIN_CLAIM_ENV} / {@link ADMIN_GROUP_ENV} (defaults when unset).
+ * @throws ConfigurationError when the group contains whitespace or brackets (its flattened form would be ambiguous)
  */
-export function claimValues(value: unknown): string[] {
-  if (Array.isArray(value)) return value.filter((v): v is string | number => typeof v === 'string' || typeof v === 'number').map(String);
-  if (typeof value !== 'string') return [];
-  const text = value.trim();
-  if (text.startsWith('[') && text.endsWith(']')) {
-    try {
-      const parsed: unknown = JSON.parse(text);
-      if (Array.isArray(parsed)) return claimValues(parsed);
-    } catch {
-      // API Gateway's form `[a b]` is not JSON; split it below.
-    }
-    return splitList(text.slice(1, -1));
-  }
-  return splitList(text);
+export function adminPolicyFromEnv(env: Readonly<Record<string, string | undefined>> = process.env): AdminPolicy {
+  const claim = env[ADMIN_CLAIM_ENV]?.trim() || DEFAULT_ADMIN_CLAIM;
+  const group = env[ADMIN_GROUP_ENV]?.trim() || DEFAULT_ADMIN_GROUP;
+  if (!UNAMBIGUOUS_GROUP.test(group)) throw new ConfigurationError(ADMIN_GROUP_ENV, 'must contain no whitespace or brackets');
+  return { claim, group };
 }
 
-function splitList(text: string): string[] {
-  return text.split(/[\s,]+/).filter((v) => v.length > 0);
+/** The claims of the event, or undefined when the authorizer passed none. */
+export function claimsOf(event: Pick<APIGatewayProxyEventV2WithJWTAuthorizer, 'requestContext'>): Record<string, unknown> | undefined {
+  const claims = (event.requestContext as { authorizer?: { jwt?: { claims?: unknown } } } | undefined)?.authorizer?.jwt?.claims;
+  return typeof claims === 'object' && claims !== null && !Array.isArray(claims) ? (claims as Record<string, unknown>) : undefined;
+}
+
+/**
+ * True exactly when `value` (the configured claim's value as forwarded) holds `group`; see the module comment.
+ * Pure, so the table of claim shapes in test/api/admin-claims.test.ts can call it directly.
+ */
+export function claimGrantsGroup(value: unknown, group: string): boolean {
+  if (!UNAMBIGUOUS_GROUP.test(group)) return false;
+  if (Array.isArray(value)) return value.some((element) => element === group);
+  if (typeof value !== 'string') return false;
+  return value === group || value === `[${group}]`;
+}
+
+/** Own property only: a claim named `__proto__` or `constructor` must not read the prototype. */
+function ownClaim(claims: Record<string, unknown> | undefined, name: string): unknown {
+  return claims && Object.hasOwn(claims, name) ? claims[name] : undefined;
 }
 
 /**
  * The caller of a request.
  * @throws UnauthorizedError when there are no claims or no usable `sub`
  */
-export function callerOf(event: Pick<APIGatewayProxyEventV2WithJWTAuthorizer, 'requestContext'>): Caller {
+export function callerOf(event: Pick<APIGatewayProxyEventV2WithJWTAuthorizer, 'requestContext'>, policy: AdminPolicy = adminPolicyFromEnv()): Caller {
   const claims = claimsOf(event);
-  const sub = claims?.sub;
-  // The subject is the user id, compared exactly in the database (utf8mb4_bin), except that MySQL's PAD SPACE
-  // collations ignore trailing spaces: a subject with surrounding whitespace or control characters is refused
-  // rather than risk `'alice '` reading `'alice'`'s jobs.
-  if (typeof sub !== 'string' || sub.trim() === '' || sub.trim() !== sub || sub.length > MAX_SUBJECT_LENGTH || CONTROL_CHARACTERS.test(sub)) {
-    throw new UnauthorizedError();
-  }
-  const roles = ROLE_CLAIMS.flatMap((name) => claimValues(claims?.[name]));
-  return { userId: sub, isAdmin: roles.includes(ADMIN_ROLE) };
+  const sub = ownClaim(claims, 'sub');
+  if (typeof sub !== 'string' || !isUsableSubject(sub)) throw new UnauthorizedError();
+  return { userId: sub, isAdmin: claimGrantsGroup(ownClaim(claims, policy.claim), policy.group) };
+}
+
+/**
+ * A subject that can be a user id: the user id is compared exactly in the database (utf8mb4_bin), except that
+ * MySQL's PAD SPACE collations ignore trailing spaces, so surrounding whitespace and control characters are
+ * refused rather than risk `'alice '` reading `'alice'`'s jobs; ill-formed UTF-16 (a lone surrogate) is refused
+ * because the driver would write it as `?`, merging distinct subjects.
+ */
+export function isUsableSubject(sub: string): boolean {
+  return sub.trim() !== '' && sub.trim() === sub && sub.length <= MAX_SUBJECT_LENGTH && !CONTROL_CHARACTERS.test(sub) && isWellFormedText(sub);
 }
 
 /**
  * The caller, who must be an admin.
- * @throws UnauthorizedError as {@link callerOf}; ForbiddenError when authenticated without {@link ADMIN_ROLE}
+ * @throws UnauthorizedError as {@link callerOf}; ForbiddenError when authenticated without the admin group
  */
 export function adminCallerOf(event: Pick<APIGatewayProxyEventV2WithJWTAuthorizer, 'requestContext'>): Caller {
-  const caller = callerOf(event);
-  if (!caller.isAdmin) throw new ForbiddenError();
+  const policy = adminPolicyFromEnv();
+  const caller = callerOf(event, policy);
+  if (!caller.isAdmin) throw new ForbiddenError(`This operation requires the ${policy.group} group`);
   return caller;
 }

@@ -8,7 +8,8 @@ import { CredentialKeyFormatError, CredentialNotFoundError, CredentialServiceUna
 import { CredentialModeNotAllowedError, IdempotencyConflictError } from '../jobs/creation-errors.ts';
 import { CanonicalJsonError, InputValidationError, SnapshotLimitError, type IssueDetail } from '../jobs/errors.ts';
 import { JobAlreadyCancelledError, JobNotCancellableError, JobNotFoundError } from '../jobs/lifecycle-errors.ts';
-import { isDatabaseUnavailable } from '../db/connection-errors.ts';
+import { isDatabaseUnavailable, isLockConflict } from '../db/connection-errors.ts';
+import { isIllFormedTextError } from '../db/text-guard.ts';
 import { HttpError, RequestValidationError } from './http-errors.ts';
 
 export interface ErrorBody {
@@ -61,6 +62,8 @@ const GENERIC_MESSAGES: Readonly<Record<number, { code: string; message: string 
 
 /** Seconds a client should wait after a 503 before trying again. */
 export const UNAVAILABLE_RETRY_AFTER_SECONDS = 5;
+/** Seconds after a 503 caused by lock contention (a deadlock that outlived the retries, a lock-wait timeout). */
+export const CONTENTION_RETRY_AFTER_SECONDS = 1;
 
 /** The response for `err`. Pure: logging is the caller's job (see `expose`). */
 export function mapError(err: unknown): MappedError {
@@ -69,6 +72,10 @@ export function mapError(err: unknown): MappedError {
     return build(err.status, err.code, err.message, details, { ...err.headers });
   }
   if (isDatabaseUnavailable(err)) return build(503, 'PLATFORM_UNAVAILABLE', '', undefined, {});
+  // Still deadlocked after the write path's bounded retries, or a lock-wait timeout: contention, try again soon.
+  if (isLockConflict(err)) return build(503, 'PLATFORM_UNAVAILABLE', '', undefined, { 'retry-after': String(CONTENTION_RETRY_AFTER_SECONDS) });
+  // The boundary (./well-formed.ts) refuses ill-formed text first; this is the database door's second line.
+  if (isIllFormedTextError(err)) return build(400, VALIDATION, 'Request is invalid: text must be well-formed Unicode', [{ path: 'body', message: 'must be well-formed Unicode' }], {});
   const mapping = MAPPINGS.find((m) => err instanceof m.type);
   if (mapping) {
     const e = err as Error & { code: string };
@@ -83,7 +90,7 @@ function build(status: number, code: string, message: string, details: IssueDeta
   if (!expose) {
     const generic = GENERIC_MESSAGES[status] ?? GENERIC_MESSAGES[500]!;
     const retry: Record<string, string> = status === 503 ? { 'retry-after': String(UNAVAILABLE_RETRY_AFTER_SECONDS) } : {};
-    return { status, expose, headers: { ...headers, ...retry }, body: { error: { code: generic.code, message: generic.message } } };
+    return { status, expose, headers: { ...retry, ...headers }, body: { error: { code: generic.code, message: generic.message } } };
   }
   const error: ErrorBody['error'] = { code, message };
   if (code === VALIDATION) error.details = details ?? [];

@@ -64,6 +64,15 @@ export class PayloadTooLargeError extends HttpError {
   }
 }
 
+/** A request body whose `Content-Type` is not `application/json` (UTF-8). */
+export class UnsupportedMediaTypeError extends HttpError {
+  readonly status = 415;
+  readonly code = 'UNSUPPORTED_MEDIA_TYPE';
+  constructor() {
+    super('Send the body as application/json (UTF-8)');
+  }
+}
+
 /** The user has as many active (queued or running) jobs of this type as its definition allows. */
 export class TooManyJobsError extends HttpError {
   readonly status = 429;

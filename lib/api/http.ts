@@ -6,7 +6,8 @@
 import type { APIGatewayProxyEventV2WithJWTAuthorizer, APIGatewayProxyStructuredResultV2 } from 'aws-lambda';
 import type { z } from 'zod';
 import { toIssueDetails } from '../jobs/errors.ts';
-import { PayloadTooLargeError, RequestValidationError } from './http-errors.ts';
+import { PayloadTooLargeError, RequestValidationError, UnsupportedMediaTypeError } from './http-errors.ts';
+import { findIllFormedText, illFormedIssue } from './well-formed.ts';
 import { MAX_BODY_BYTES } from './request-schemas.ts';
 
 export type ApiEvent = APIGatewayProxyEventV2WithJWTAuthorizer;
@@ -38,23 +39,62 @@ export function bodyText(event: Pick<ApiEvent, 'body' | 'isBase64Encoded'>): str
   if (raw.length > (event.isBase64Encoded ? Math.ceil((MAX_BODY_BYTES * 4) / 3) + 4 : MAX_BODY_BYTES)) {
     throw new PayloadTooLargeError(MAX_BODY_BYTES);
   }
-  const text = event.isBase64Encoded ? Buffer.from(raw, 'base64').toString('utf8') : raw;
+  const text = event.isBase64Encoded ? decodeUtf8(Buffer.from(raw, 'base64')) : raw;
   if (Buffer.byteLength(text, 'utf8') > MAX_BODY_BYTES) throw new PayloadTooLargeError(MAX_BODY_BYTES);
   return text;
 }
 
+const STRICT_UTF8 = new TextDecoder('utf-8', { fatal: true, ignoreBOM: true });
+
+/** Bytes as UTF-8, refusing invalid sequences instead of replacing them with U+FFFD (a silent change). */
+function decodeUtf8(bytes: Uint8Array): string {
+  try {
+    return STRICT_UTF8.decode(bytes);
+  } catch {
+    throw new RequestValidationError([{ path: 'body', message: 'must be UTF-8' }]);
+  }
+}
+
+/**
+ * Refuses a body sent as anything but JSON: `Content-Type` must be `application/json`, optionally with
+ * `charset=utf-8`. A request without a body passes whatever its headers say.
+ * @throws UnsupportedMediaTypeError
+ */
+export function assertJsonContentType(event: Pick<ApiEvent, 'body' | 'headers'>): void {
+  if (event.body === undefined || event.body === null || event.body === '') return;
+  const [mediaType = '', ...params] = (headerOf(event, 'content-type') ?? '').split(';').map((p) => p.trim().toLowerCase());
+  if (mediaType !== 'application/json') throw new UnsupportedMediaTypeError();
+  for (const param of params) {
+    const [name, value = ''] = param.split('=').map((p) => p.trim());
+    if (name === 'charset' && value.replace(/^"|"$/g, '') !== 'utf-8') throw new UnsupportedMediaTypeError();
+  }
+}
+
+/**
+ * Refuses ill-formed Unicode in path or query parameters (names and values).
+ * @throws RequestValidationError naming `<location>.<name>`
+ */
+export function assertWellFormedParams(params: Record<string, string | undefined> | undefined | null, location: 'path' | 'query'): void {
+  const bad = findIllFormedText(params ?? {});
+  if (bad !== undefined) throw new RequestValidationError([illFormedIssue(location, bad)]);
+}
+
 /**
  * The body parsed as JSON.
- * @throws RequestValidationError when it is missing or not JSON; PayloadTooLargeError as {@link bodyText}
+ * @throws RequestValidationError when it is missing, not JSON, or holds ill-formed Unicode; PayloadTooLargeError as {@link bodyText}
  */
 export function jsonBody(event: Pick<ApiEvent, 'body' | 'isBase64Encoded'>): unknown {
   const text = bodyText(event);
   if (text === undefined) throw new RequestValidationError([{ path: 'body', message: 'a JSON body is required' }]);
+  let parsed: unknown;
   try {
-    return JSON.parse(text);
+    parsed = JSON.parse(text);
   } catch {
     throw new RequestValidationError([{ path: 'body', message: 'must be valid JSON' }]);
   }
+  const bad = findIllFormedText(parsed);
+  if (bad !== undefined) throw new RequestValidationError([illFormedIssue('body', bad)]);
+  return parsed;
 }
 
 /**

@@ -10,7 +10,7 @@ import { randomBytes } from 'node:crypto';
 import { chmod, mkdir, readFile, writeFile } from 'node:fs/promises';
 import { dirname } from 'node:path';
 import { SignJWT, base64url, errors as joseErrors, jwtVerify, type JWTPayload } from 'jose';
-import { ADMIN_ROLE } from './auth.ts';
+import { adminPolicyFromEnv, type AdminPolicy } from './auth.ts';
 import { UnauthorizedError } from './http-errors.ts';
 
 const ALGORITHM = 'HS256';
@@ -30,10 +30,12 @@ export interface TokenAudience {
 
 export interface LocalTokenClaims extends TokenAudience {
   sub: string;
-  /** Adds {@link ADMIN_ROLE} to the `roles` claim. */
+  /** Adds the admin group to the admin claim (both from the environment, see `adminPolicyFromEnv`). */
   admin?: boolean;
-  /** Further roles for the `roles` claim. */
-  roles?: readonly string[];
+  /** Further groups for the admin claim (an array claim, as Cognito's `cognito:groups`). */
+  groups?: readonly string[];
+  /** Extra claims, e.g. a near-miss admin claim in a test; the admin claim above wins over one of the same name. */
+  extra?: Readonly<Record<string, unknown>>;
   /** Seconds, or a jose time span (`'15m'`, `'1h'`); default one hour. Negative numbers make an expired token. */
   expiresIn?: number | string;
 }
@@ -67,12 +69,12 @@ export async function loadOrCreateLocalJwtKey(file: string): Promise<LocalJwtKey
   return key;
 }
 
-/** A signed token for `claims.sub`, with `roles` when given or `admin` is set. */
-export async function signLocalToken(key: LocalJwtKey, claims: LocalTokenClaims): Promise<string> {
-  const roles = [...(claims.roles ?? []), ...(claims.admin ? [ADMIN_ROLE] : [])];
+/** A signed token for `claims.sub`, with the admin claim holding `groups` (plus the admin group when `admin`). */
+export async function signLocalToken(key: LocalJwtKey, claims: LocalTokenClaims, policy: AdminPolicy = adminPolicyFromEnv()): Promise<string> {
+  const groups = [...(claims.groups ?? []), ...(claims.admin ? [policy.group] : [])];
   const now = Math.floor(Date.now() / 1000);
   const expiresIn = claims.expiresIn ?? DEFAULT_EXPIRES_IN;
-  const jwt = new SignJWT(roles.length > 0 ? { roles } : {})
+  const jwt = new SignJWT({ ...claims.extra, ...(groups.length > 0 ? { [policy.claim]: groups } : {}) })
     .setProtectedHeader({ alg: ALGORITHM, typ: 'JWT' })
     .setSubject(claims.sub)
     .setIssuer(claims.issuer)

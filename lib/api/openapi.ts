@@ -16,36 +16,64 @@ type Action = UserAction | AdminAction;
 const COMPONENTS = '#/components/schemas/';
 const ref = (id: string) => ({ $ref: `${COMPONENTS}${id}` });
 
-/** Per action: tag, success responses (status → response component, or null for no body), error statuses. */
+/**
+ * Per action: tag, success responses (status → response component, or null for no body), and the statuses the
+ * handler itself may answer besides the ones every route can ({@link EVERY_ROUTE}).
+ */
 const ACTIONS: Record<Action, { tag: string; success: Record<number, string | null | 'result'>; errors: number[] }> = {
-  createJob: { tag: 'jobs', success: { 202: 'JobStatusResponse' }, errors: [400, 401, 409, 413, 429] },
-  getJob: { tag: 'jobs', success: { 200: 'JobStatusResponse' }, errors: [400, 401, 404] },
-  listJobs: { tag: 'jobs', success: { 200: 'JobListResponse' }, errors: [400, 401] },
-  cancelJob: { tag: 'jobs', success: { 200: 'JobStatusResponse', 202: 'JobStatusResponse' }, errors: [400, 401, 404, 409] },
-  getJobResult: { tag: 'results', success: { 200: 'result' }, errors: [400, 401, 404, 409] },
-  getCredential: { tag: 'credentials', success: { 200: 'CredentialResponse' }, errors: [401, 404] },
-  putCredential: { tag: 'credentials', success: { 200: 'CredentialResponse' }, errors: [400, 401, 413, 503] },
-  deleteCredential: { tag: 'credentials', success: { 204: null }, errors: [401, 404] },
-  adminListJobs: { tag: 'admin', success: { 200: 'AdminJobListResponse' }, errors: [400, 401, 403] },
-  adminGetJob: { tag: 'admin', success: { 200: 'AdminJobDetail' }, errors: [400, 401, 403, 404] },
-  adminRetryJob: { tag: 'admin', success: { 201: 'AdminJobDetail', 200: 'AdminJobDetail' }, errors: [400, 401, 403, 404, 409] },
-  adminStats: { tag: 'admin', success: { 200: 'StatsResponse' }, errors: [401, 403] },
+  createJob: { tag: 'jobs', success: { 202: 'JobStatusResponse' }, errors: [409] },
+  getJob: { tag: 'jobs', success: { 200: 'JobStatusResponse' }, errors: [] },
+  listJobs: { tag: 'jobs', success: { 200: 'JobListResponse' }, errors: [] },
+  cancelJob: { tag: 'jobs', success: { 200: 'JobStatusResponse', 202: 'JobStatusResponse' }, errors: [409] },
+  getJobResult: { tag: 'results', success: { 200: 'result' }, errors: [409] },
+  getCredential: { tag: 'credentials', success: { 200: 'CredentialResponse' }, errors: [] },
+  putCredential: { tag: 'credentials', success: { 200: 'CredentialResponse' }, errors: [] },
+  deleteCredential: { tag: 'credentials', success: { 204: null }, errors: [] },
+  adminListJobs: { tag: 'admin', success: { 200: 'AdminJobListResponse' }, errors: [403] },
+  adminGetJob: { tag: 'admin', success: { 200: 'AdminJobDetail' }, errors: [403] },
+  adminRetryJob: { tag: 'admin', success: { 201: 'AdminJobDetail', 200: 'AdminJobDetail' }, errors: [403, 409] },
+  adminStats: { tag: 'admin', success: { 200: 'StatsResponse' }, errors: [403] },
+};
+
+/**
+ * What any route can answer, from the handler (`ErrorResponse`), from API Gateway (`GatewayErrorResponse`,
+ * `{"message": …}`), or from either. The router checks auth, body size, content type, path and query on every
+ * route; API Gateway's JWT authorizer, payload and header limits, stage throttling and integration failures
+ * apply to every route too.
+ */
+const EVERY_ROUTE: Record<number, 'ours' | 'gateway' | 'both'> = {
+  400: 'ours', 401: 'both', 404: 'both', 413: 'both', 415: 'ours', 429: 'both', 431: 'gateway', 500: 'both', 503: 'both',
 };
 
 const STATUS_TEXT: Record<number, string> = {
   200: 'OK', 201: 'Created (a new retry job)', 202: 'Accepted', 204: 'No content',
-  400: 'VALIDATION_FAILED: malformed body, query, path parameter or header (field paths in `details`)',
-  401: 'UNAUTHORIZED: missing, invalid or expired token',
-  403: 'FORBIDDEN: the SUPER_ADMIN role is required',
-  404: 'JOB_NOT_FOUND / CREDENTIAL_NOT_FOUND (another user\'s job is reported as not found)',
+  400: 'VALIDATION_FAILED: malformed body, query, path parameter or header, or text that is not well-formed Unicode (field paths in `details`)',
+  401: 'API Gateway\'s JWT authorizer: `{"message":"Unauthorized"}` (missing, invalid or expired token); or UNAUTHORIZED from the handler (a token whose `sub` cannot be a user id)',
+  403: 'FORBIDDEN: the admin group is required (API Gateway answers `{"message":"Forbidden"}` when the route\'s authorization scopes are missing)',
+  404: 'JOB_NOT_FOUND / CREDENTIAL_NOT_FOUND (another user\'s job is reported as not found); API Gateway answers `{"message":"Not Found"}` for a path no route matches',
   409: 'Conflict: IDEMPOTENCY_KEY_REUSED, JOB_NOT_CANCELLABLE, JOB_ALREADY_CANCELLED, JOB_RESULT_NOT_AVAILABLE or JOB_NOT_RETRYABLE',
-  413: 'PAYLOAD_TOO_LARGE: the body exceeds 64 KiB',
-  429: 'TOO_MANY_JOBS (active jobs of the type at the limit) or QUOTA_EXCEEDED (daily quota used up)',
-  500: 'INTERNAL: unexpected error (no detail)',
-  503: 'PLATFORM_UNAVAILABLE: a platform service is unreachable; retry later',
+  413: 'PAYLOAD_TOO_LARGE: the body exceeds 64 KiB; API Gateway answers `{"message":"Request Entity Too Large"}` past its 10 MB',
+  415: 'UNSUPPORTED_MEDIA_TYPE: a body sent with a Content-Type other than application/json (UTF-8)',
+  429: 'TOO_MANY_JOBS (active jobs of the type at the limit) or QUOTA_EXCEEDED (daily quota used up), with Retry-After; API Gateway\'s stage throttling answers `{"message":"Too Many Requests"}`',
+  431: 'API Gateway: request line and header values above 10240 bytes, `{"message":"Request Header Fields Too Large"}`',
+  500: 'INTERNAL: unexpected error (no detail); API Gateway answers `{"message":"Internal Server Error"}` when the function fails',
+  503: 'PLATFORM_UNAVAILABLE with Retry-After: the database or another platform service is unreachable, dropped the connection, or stayed contended; API Gateway answers `{"message":"Service Unavailable"}` when the integration times out. Not proof that nothing happened: a create may have committed — repeat it with the same Idempotency-Key',
 };
 
-const RETRY_AFTER = { 'Retry-After': { description: 'Seconds to wait before trying again', schema: { type: 'integer' } } };
+/** API Gateway's own error body, e.g. `{"message":"Unauthorized"}`. */
+const GATEWAY_ERROR_SCHEMA: Json = {
+  type: 'object',
+  description: 'A response API Gateway produced itself (never the handler)',
+  properties: { message: { type: 'string', examples: ['Unauthorized', 'Not Found', 'Too Many Requests'] } },
+  required: ['message'],
+  additionalProperties: false,
+};
+
+const RETRY_AFTER = { 'Retry-After': { description: 'Seconds to wait before trying again (responses from the handler)', schema: { type: 'integer' } } };
+
+const NOT_PROOF_OF_FAILURE = 'A 5xx, a timeout or a cut connection does not mean the job was not created: the transaction may have '
+  + 'committed before the failure. Send an Idempotency-Key with every create and repeat the request with the same key '
+  + 'to get the job that exists, or the one that is then created.';
 
 /** The document; `registry` supplies the creation routes' input schemas (default: the process-wide one). */
 export function buildOpenApiDocument(registry: JobDefinitionRegistry = jobRegistry): Json {
@@ -58,14 +86,20 @@ export function buildOpenApiDocument(registry: JobDefinitionRegistry = jobRegist
     info: {
       title: 'AI Job Engine API',
       version: '1.0.0',
-      description: 'User routes (/api/ai) and admin routes (/admin-api/ai, SUPER_ADMIN). Errors are `{ "error": { "code", "message" } }`.',
+      description: [
+        'User routes (/api/ai) and admin routes (/admin-api/ai, the configured admin group).',
+        'Every error the API itself produces is `{ "error": { "code", "message" } }` (`ErrorResponse`). Responses API Gateway',
+        'produces on its own — its JWT authorizer (401), unknown paths (404), payload and header limits (413, 431), stage',
+        'throttling (429), integration failures (500, 503) — have its shape `{ "message" }` (`GatewayErrorResponse`); each',
+        `response lists which shapes it can carry. ${NOT_PROOF_OF_FAILURE}`,
+      ].join(' '),
     },
     security: [{ bearerAuth: [] }],
     tags: [{ name: 'jobs' }, { name: 'results' }, { name: 'credentials' }, { name: 'admin' }],
     paths,
     components: {
       securitySchemes: { bearerAuth: { type: 'http', scheme: 'bearer', bearerFormat: 'JWT' } },
-      schemas: sortedKeys({ ...requestComponents(registry), ...componentsOf(responseSchemas, 'output') }),
+      schemas: sortedKeys({ ...requestComponents(registry), ...componentsOf(responseSchemas, 'output'), GatewayErrorResponse: GATEWAY_ERROR_SCHEMA }),
     },
   };
 }
@@ -78,11 +112,12 @@ export function renderOpenApiDocument(registry?: JobDefinitionRegistry): string 
 function operationOf(route: ApiRoute<Action>): Json {
   const spec = ACTIONS[route.action];
   const operation: Json = { operationId: route.operationId, summary: route.summary, tags: [spec.tag] };
+  if (route.action === 'createJob' || route.action === 'adminRetryJob') operation.description = NOT_PROOF_OF_FAILURE;
   const parameters = [...pathParameters(route), ...queryParameters(route.action)];
   if (route.action === 'createJob') {
     parameters.push({
       name: 'Idempotency-Key', in: 'header', required: false, schema: schemaOf(idempotencyKeySchema, 'input'),
-      description: 'Repeating a request with the same key returns the first job; reusing it with another body is a 409',
+      description: 'Recommended on every create. Repeating a request with the same key returns the first job (header `Idempotent-Replayed: true`); reusing it with another body is a 409',
     });
   }
   if (parameters.length > 0) operation.parameters = parameters;
@@ -98,11 +133,15 @@ function operationOf(route: ApiRoute<Action>): Json {
       ...(schemaId ? { content: { 'application/json': { schema: ref(schemaId) } } } : {}),
     };
   }
-  for (const status of [...spec.errors, 500]) {
+  const errors: Record<number, 'ours' | 'gateway' | 'both'> = { ...EVERY_ROUTE };
+  for (const status of spec.errors) errors[status] = status === 403 ? 'both' : 'ours';
+  for (const status of Object.keys(errors).map(Number).sort()) {
+    const shape = errors[status]!;
+    const schema = shape === 'ours' ? ref('ErrorResponse') : shape === 'gateway' ? ref('GatewayErrorResponse') : { anyOf: [ref('ErrorResponse'), ref('GatewayErrorResponse')] };
     responses[String(status)] = {
       description: STATUS_TEXT[status],
       ...(status === 429 || status === 503 ? { headers: RETRY_AFTER } : {}),
-      content: { 'application/json': { schema: ref('ErrorResponse') } },
+      content: { 'application/json': { schema } },
     };
   }
   operation.responses = responses;

@@ -1,7 +1,8 @@
 /**
  * Turns a route table and an operation per action into one Lambda handler (middy). Per request, in order
  * and before any database or AWS call: find the route by `event.routeKey`; authenticate (claims from the JWT
- * authorizer); refuse an oversized body; validate path parameters and the query string. Then the
+ * authorizer); refuse an oversized body or one that is not JSON; refuse ill-formed Unicode and validate path
+ * parameters and the query string. Then the
  * operation runs. Any error becomes a response in the error middleware ({@link httpErrors}).
  */
 import middy, { type MiddlewareObj } from '@middy/core';
@@ -11,7 +12,7 @@ import { EngineError } from '../errors.ts';
 import type { Caller } from './auth.ts';
 import { mapError } from './error-mapper.ts';
 import { RouteNotFoundError } from './http-errors.ts';
-import { bodyText, json, parseField, type ApiEvent, type ApiResult } from './http.ts';
+import { assertJsonContentType, assertWellFormedParams, bodyText, json, parseField, type ApiEvent, type ApiResult } from './http.ts';
 import { QUERY_SCHEMAS, emptyQuerySchema, jobIdPathSchema, noPathParamsSchema } from './request-schemas.ts';
 import { routeKeyOf, type AdminAction, type ApiRoute, type UserAction } from './routes.ts';
 
@@ -48,6 +49,9 @@ export function createRouter<A extends UserAction | AdminAction, D, R extends Ap
     if (!route) throw new RouteNotFoundError(event.routeKey);
     const caller = options.authenticate(event);
     bodyText(event); // 413 for an oversized body on every route, before anything reads it
+    assertJsonContentType(event); // 415 for a body that is not JSON
+    assertWellFormedParams(event.pathParameters, 'path');
+    assertWellFormedParams(event.queryStringParameters, 'query');
     const pathSchema = route.path.includes('{jobId}') ? jobIdPathSchema : noPathParamsSchema;
     const params = parseField(pathSchema, event.pathParameters ?? {}, 'path') as { jobId?: string };
     const query = parseField(QUERY_SCHEMAS[route.action] ?? emptyQuerySchema, event.queryStringParameters ?? {}, 'query');

@@ -10,6 +10,8 @@ import { CredentialNotFoundError } from '../credentials/errors.ts';
 import { getActiveUserKeyInfo, revokeUserKey, storeUserKey, type UserKeyProvider } from '../credentials/user-credential-repository.ts';
 import type { PrismaDb } from '../db/client.ts';
 import { requestCancel } from '../jobs/cancellation.ts';
+import { isDeadlock } from '../db/connection-errors.ts';
+import { retryOnDeadlock } from '../db/sql-pool.ts';
 import { createJob, type CreateJobDeps } from '../jobs/create-job.ts';
 import { parseJobInput } from '../jobs/definition.ts';
 import type { JobDefinitionRegistry } from '../jobs/registry.ts';
@@ -82,7 +84,10 @@ async function listJobs({ caller, query, deps }: Ctx): Promise<ApiResult> {
 /** `POST /api/ai/jobs/{jobId}/cancel`: 200 when cancelled now (queued), 202 when requested (running). */
 async function cancelJob(ctx: Ctx): Promise<ApiResult> {
   const { userId } = ctx.caller;
-  const { outcome, job } = await requestCancel(ctx.deps.db, jobIdOf(ctx), { actor: `api:${userId}`, ownerId: userId, now: ctx.deps.now() });
+  // requestCancel re-reads the job each time; a deadlock victim wrote nothing, so running it again is safe.
+  const { outcome, job } = await retryOnDeadlock(
+    () => requestCancel(ctx.deps.db, jobIdOf(ctx), { actor: `api:${userId}`, ownerId: userId, now: ctx.deps.now() }), isDeadlock, 4,
+  );
   return json(outcome === 'cancelled' ? 200 : 202, toPublicJobView(job, []));
 }
 

@@ -5,6 +5,8 @@ export class ApiRequestError extends Error {
     readonly status: number,
     readonly code: string,
     message: string,
+    /** The response's `Retry-After` in seconds, when it had one. */
+    readonly retryAfterSeconds?: number,
   ) {
     super(message);
     this.name = 'ApiRequestError';
@@ -40,7 +42,11 @@ export class ApiClient {
     const parsed = text ? safeJson(text) : undefined;
     if (!response.ok) {
       const error = (parsed as { error?: { code?: string; message?: string }; message?: string } | undefined) ?? {};
-      throw new ApiRequestError(response.status, error.error?.code ?? `HTTP_${response.status}`, error.error?.message ?? error.message ?? response.statusText);
+      const retryAfter = Number(response.headers.get('retry-after') ?? Number.NaN);
+      throw new ApiRequestError(
+        response.status, error.error?.code ?? `HTTP_${response.status}`, error.error?.message ?? error.message ?? response.statusText,
+        Number.isFinite(retryAfter) && retryAfter >= 0 ? retryAfter : undefined,
+      );
     }
     return parsed as T;
   }

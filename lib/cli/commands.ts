@@ -2,8 +2,9 @@
  * The CLI's commands as a table. Creation maps a kind to its business route and builds that job type's
  * input from flags or a file — data, not branches.
  */
+import { randomUUID } from 'node:crypto';
 import { readFile } from 'node:fs/promises';
-import type { ApiClient } from './api-client.ts';
+import { ApiRequestError, type ApiClient } from './api-client.ts';
 import { watchJob, type JobStatus } from './watch.ts';
 
 export type Flags = Record<string, string | boolean | undefined>;
@@ -43,6 +44,31 @@ export class UsageError extends Error {
   override name = 'UsageError';
 }
 
+/** Attempts of a create when the API is unreachable or answers 502/503/504 (same idempotency key each time). */
+const CREATE_ATTEMPTS = 3;
+const MAX_RETRY_WAIT_MS = 5_000;
+
+/**
+ * POST with `Idempotency-Key: key`, retried on a cut connection or a 502/503/504 after the server's
+ * `Retry-After` (capped) — safe because every attempt carries the same key. Prints the key when it gives up,
+ * so the user can retry by hand without creating a second job.
+ */
+async function createWithRetries<T>(client: ApiClient, path: string, body: unknown, key: string): Promise<T> {
+  for (let attempt = 1; ; attempt += 1) {
+    try {
+      return await client.request<T>('POST', path, body, { 'idempotency-key': key });
+    } catch (err) {
+      const transient = err instanceof ApiRequestError && (err.status === 0 || [502, 503, 504].includes(err.status));
+      if (!transient || attempt >= CREATE_ATTEMPTS) {
+        if (transient) process.stderr.write(`the job may or may not have been created; rerun with --idempotency-key ${key}\n`);
+        throw err;
+      }
+      const waitMs = Math.min(MAX_RETRY_WAIT_MS, (err.retryAfterSeconds ?? attempt) * 1000);
+      await new Promise((resolve) => setTimeout(resolve, waitMs));
+    }
+  }
+}
+
 const print = (value: unknown) => process.stdout.write(`${JSON.stringify(value, null, 2)}\n`);
 const exitFor = (job: JobStatus) => (job.lifecycleStatus === 'succeeded' ? 0 : 1);
 
@@ -55,9 +81,10 @@ export const COMMANDS: Record<string, Command> = {
       const body = typeof flags['input-file'] === 'string'
         ? JSON.parse(await readFile(flags['input-file'], 'utf8'))
         : spec.input(typeof flags.file === 'string' ? await readFile(flags.file, 'utf8') : (flags.text as string | undefined), flags);
-      const headers: Record<string, string> = {};
-      if (typeof flags['idempotency-key'] === 'string') headers['idempotency-key'] = flags['idempotency-key'];
-      const job = await client.request<JobStatus>('POST', spec.path, body, headers);
+      // Always an idempotency key, one per invocation: a 5xx or a cut connection does not mean the job was not
+      // created, so the retries below (and a manual rerun with --idempotency-key) can never create a second job.
+      const key = typeof flags['idempotency-key'] === 'string' ? flags['idempotency-key'] : `cli-${randomUUID()}`;
+      const job = await createWithRetries<JobStatus>(client, spec.path, body, key);
       if (!flags.watch) {
         print(job);
         return 0;

@@ -104,13 +104,15 @@ async function insertActiveRevokingOthers(
  * Revokes the user's active key for `provider` (the API's `DELETE`). The key's ciphertext stays (audit, and
  * jobs that name it fail with CredentialInvalidError) but can no longer be resolved.
  * @returns how many rows were revoked (1, unless an earlier race left more than one active).
+ * Retried when chosen as a deadlock victim (./write-conflicts.ts).
  * @throws CredentialNotFoundError when nothing was active (the API's 404; revoking twice is harmless).
  */
 export async function revokeUserKey(db: Db, userId: string, provider: string): Promise<number> {
-  const { count } = await db.userModelCredential.updateMany({
+  // A concurrent store (insert + revoke others) can make this UPDATE a deadlock victim; it wrote nothing then.
+  const { count } = await withWriteConflictRetry(() => db.userModelCredential.updateMany({
     where: { userId, provider, status: 'active' },
     data: { status: 'revoked', revokedAt: new Date() },
-  });
+  }));
   if (count === 0) throw new CredentialNotFoundError(provider);
   return count;
 }

@@ -2,14 +2,14 @@
  * Retrying a whole transaction that lost a deadlock. InnoDB picks one victim and rolls it back (error 1213);
  * the Prisma MariaDB adapter reports it as P2034. The victim did nothing, so running it again is safe.
  */
-import { Prisma } from '../db/generated/client.ts';
+import { isDeadlock } from '../db/connection-errors.ts';
 
 /** Attempts in all, the first included. */
 const MAX_ATTEMPTS = 5;
 
-/** Whether `err` is a transaction rolled back by a deadlock or write conflict. */
+/** Whether `err` is a transaction rolled back by a deadlock or write conflict (Prisma P2034 or the driver's 1213). */
 export function isWriteConflict(err: unknown): boolean {
-  return err instanceof Prisma.PrismaClientKnownRequestError && err.code === 'P2034';
+  return isDeadlock(err);
 }
 
 /**

@@ -6,6 +6,7 @@ import { PrismaMariaDb } from '@prisma/adapter-mariadb';
 import { PrismaClient } from './generated/client.ts';
 import type { Prisma } from './generated/client.ts';
 import { databaseUrlFromEnv, parseDatabaseUrl, poolOptions } from './database-url.ts';
+import { guardAdapterFactory } from './text-guard.ts';
 
 export type { Prisma };
 export type { AiJob, AiJobSnapshot, AiJobArtifact, AiJobTransition, OutboxEvent, AiUsageLog, UserModelCredential } from './generated/client.ts';
@@ -18,7 +19,8 @@ export function createPrismaClient(url: string): PrismaDb {
   const s = parseDatabaseUrl(url);
   // Text protocol: the adapter's default sends every query as a server-side prepared statement, which pins
   // the session to one database connection behind RDS Proxy (docs/deploy.md).
-  const adapter = new PrismaMariaDb(poolOptions(s), { database: s.database, useTextProtocol: true });
+  // Guarded: a statement with ill-formed text throws IllFormedTextError instead of storing `?` (./text-guard.ts).
+  const adapter = guardAdapterFactory(new PrismaMariaDb(poolOptions(s), { database: s.database, useTextProtocol: true }));
   // Generous waits: under concurrency a transaction may queue for a pooled connection; the defaults
   // (2 s wait, 5 s run) turn a busy moment into P2028 errors.
   return new PrismaClient({ adapter, transactionOptions: { maxWait: 10_000, timeout: 15_000 } });

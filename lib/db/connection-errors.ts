@@ -27,26 +27,103 @@ export function describeConnectionError(err: unknown, url: string): string {
   return err instanceof Error ? `${err.name}: ${err.message}` : String(err);
 }
 
-/** Driver codes that mean "the database cannot be reached right now", not "this query is wrong". */
+/**
+ * Driver error codes (`code`, or the original code Prisma's adapter keeps) that mean "the database cannot be
+ * reached or the connection is gone", not "this statement is wrong". Both the raw pool and Prisma's adapter
+ * use the mariadb driver; mysql2 (migrator, tests) shares the socket and server codes.
+ */
 const UNAVAILABLE_CODES: ReadonlySet<string> = new Set([
-  'ECONNREFUSED', 'ENOTFOUND', 'ETIMEDOUT', 'EHOSTUNREACH', 'ECONNRESET', 'EPIPE',
-  'PROTOCOL_CONNECTION_LOST', 'ER_CON_COUNT_ERROR', 'ER_SERVER_SHUTDOWN', 'ER_GET_CONNECTION_TIMEOUT',
-  // mariadb connector (through Prisma's adapter): pool timeout, connection closed, socket timeout.
-  '45028', '45001', '45009', '45026',
+  // Sockets and DNS.
+  'ECONNREFUSED', 'ENOTFOUND', 'ETIMEDOUT', 'EHOSTUNREACH', 'ECONNRESET', 'EPIPE', 'EAI_AGAIN', 'ECONNABORTED',
+  'PROTOCOL_CONNECTION_LOST',
+  // Server: too many connections, shutting down, connection killed, gone away, lost, idle-disconnected.
+  'ER_CON_COUNT_ERROR', 'ER_TOO_MANY_USER_CONNECTIONS', 'ER_SERVER_SHUTDOWN', 'ER_CONNECTION_KILLED', 'ER_QUERY_INTERRUPTED',
+  'CR_SERVER_GONE_ERROR', 'CR_SERVER_LOST', 'ER_CLIENT_INTERACTION_TIMEOUT',
+  // mariadb driver: the socket closed under a command, a command on a closed connection ("Cannot execute new
+  // commands: connection closed"), socket/connect timeouts, pool acquire timeout, pool without connections.
+  'ER_SOCKET_UNEXPECTED_CLOSE', 'ER_CONNECTION_ALREADY_CLOSED', 'ER_CMD_CONNECTION_CLOSED', 'ER_CMD_NOT_EXECUTED_DESTROYED',
+  'ER_SOCKET', 'ER_SOCKET_TIMEOUT', 'ER_CONNECTION_TIMEOUT', 'ER_GET_CONNECTION_TIMEOUT', 'ER_POOL_NO_CONNECTION',
+  // Prisma: can't reach, timed out, server closed the connection, pool timeout, transaction API failure
+  // (a transaction whose connection died, or that could not start in time), connection error.
+  'P1001', 'P1002', 'P1008', 'P1017', 'P2024', 'P2028', 'P2039',
 ]);
 
+/** The same failures as numbers (`errno`, or the `code` Prisma's adapter copies from the driver's errno). */
+const UNAVAILABLE_ERRNOS: ReadonlySet<number> = new Set([
+  1040, 1053, 1203, 1317, 1927, 2006, 2013, 4031,
+  45001, 45004, 45009, 45012, 45013, 45019, 45026, 45028, 45061,
+]);
+
+/** Prisma driver-adapter error kinds of the same class. */
+const UNAVAILABLE_KINDS: ReadonlySet<string> = new Set(['TooManyConnections', 'ConnectionClosed', 'SocketTimeout', 'DatabaseNotReachable']);
+
+/** What an error (or a Prisma adapter's cause) may carry, all optional. */
+interface ErrorShape {
+  code?: unknown;
+  errno?: unknown;
+  fatal?: unknown;
+  kind?: unknown;
+  originalCode?: unknown;
+  cause?: unknown;
+  meta?: { driverAdapterError?: { cause?: ErrorShape } };
+}
+
+/** Every error in the chain of `err`: itself, its `cause`s, and a Prisma error's driver-adapter cause. */
+function* errorChain(err: unknown): Generator<ErrorShape> {
+  const queue: unknown[] = [err];
+  for (let seen = 0; queue.length > 0 && seen < 12; seen += 1) {
+    const e = queue.shift();
+    if (!e || typeof e !== 'object') continue;
+    const shape = e as ErrorShape;
+    yield shape;
+    queue.push(shape.cause, shape.meta?.driverAdapterError?.cause);
+  }
+}
+
 /**
- * True when `err` (a driver error, or a Prisma error wrapping one) says the database is unreachable or
- * overloaded — the API answers 503 PLATFORM_UNAVAILABLE for these instead of 500. Reads error codes only.
+ * True when `err` (a driver error, or a Prisma error wrapping one) says the database is unreachable, overloaded
+ * or dropped the connection mid-request — the API answers 503 PLATFORM_UNAVAILABLE with Retry-After for these
+ * instead of 500. Reads codes, errnos and the driver's `fatal` flag (the connection is unusable) only.
  */
 export function isDatabaseUnavailable(err: unknown): boolean {
-  for (let e: unknown = err, depth = 0; e && typeof e === 'object' && depth < 6; depth += 1) {
-    const candidate = e as { code?: unknown; meta?: { driverAdapterError?: { cause?: { code?: unknown; originalCode?: unknown } } }; cause?: unknown };
-    const adapter = candidate.meta?.driverAdapterError?.cause;
-    for (const code of [candidate.code, adapter?.code, adapter?.originalCode]) {
-      if (code !== undefined && UNAVAILABLE_CODES.has(String(code))) return true;
+  for (const e of errorChain(err)) {
+    if (e.fatal === true && typeof e.errno === 'number') return true;
+    if (typeof e.kind === 'string' && UNAVAILABLE_KINDS.has(e.kind)) return true;
+    for (const code of [e.code, e.originalCode]) {
+      if (typeof code === 'string' && UNAVAILABLE_CODES.has(code)) return true;
+      if (typeof code === 'number' && UNAVAILABLE_ERRNOS.has(code)) return true;
     }
-    e = candidate.cause;
+    if (typeof e.errno === 'number' && UNAVAILABLE_ERRNOS.has(e.errno)) return true;
   }
   return false;
+}
+
+/** True when some error in the chain of `err` satisfies `test`. */
+function anyInChain(err: unknown, test: (e: ErrorShape) => boolean): boolean {
+  for (const e of errorChain(err)) if (test(e)) return true;
+  return false;
+}
+
+const ER_LOCK_DEADLOCK = 1213;
+const ER_LOCK_WAIT_TIMEOUT = 1205;
+
+/**
+ * True when the server chose `err`'s transaction as a deadlock victim — raw driver (errno 1213) or Prisma (P2034,
+ * the adapter's `TransactionWriteConflict`). The transaction was rolled back whole: running it again is safe.
+ */
+export function isDeadlock(err: unknown): boolean {
+  return anyInChain(err, (e) => e.errno === ER_LOCK_DEADLOCK || e.code === 'ER_LOCK_DEADLOCK' || e.code === 'P2034' || e.kind === 'TransactionWriteConflict');
+}
+
+/**
+ * True for a lock-wait timeout (errno 1205; through Prisma the adapter's cause carries code 1205). Not retried:
+ * it already waited `innodb_lock_wait_timeout`; the API answers 503 with Retry-After.
+ */
+export function isLockWaitTimeout(err: unknown): boolean {
+  return anyInChain(err, (e) => e.errno === ER_LOCK_WAIT_TIMEOUT || e.code === 'ER_LOCK_WAIT_TIMEOUT' || e.code === ER_LOCK_WAIT_TIMEOUT);
+}
+
+/** A deadlock or a lock-wait timeout: contention, never the client's fault and never a 500. */
+export function isLockConflict(err: unknown): boolean {
+  return isDeadlock(err) || isLockWaitTimeout(err);
 }

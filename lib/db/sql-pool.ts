@@ -7,6 +7,7 @@
 import * as mariadb from 'mariadb';
 import { databaseUrlFromEnv, parseDatabaseUrl, poolOptions } from './database-url.ts';
 import type { SqlStatement } from './sql.ts';
+import { guardSqlPool } from './text-guard.ts';
 
 /** The raw driver pool type (hot-path repositories take one). */
 export type SqlPool = mariadb.Pool;
@@ -22,9 +23,10 @@ let pool: SqlPool | undefined;
  * {@link poolOptions}.
  */
 export function createSqlPool(databaseUrl: string): SqlPool {
-  return mariadb.createPool({
+  // Guarded: ill-formed text throws IllFormedTextError instead of being stored as `?` (./text-guard.ts).
+  return guardSqlPool(mariadb.createPool({
     ...poolOptions(parseDatabaseUrl(databaseUrl)), multipleStatements: true, insertIdAsNumber: true, bigIntAsNumber: true,
-  });
+  }));
 }
 
 /** The process-wide raw pool for DATABASE_URL, created on first use. */

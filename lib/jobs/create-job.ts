@@ -9,7 +9,8 @@
 import { getPrisma, type AiJob, type PrismaDb } from '../db/client.ts';
 import type { CredentialMode } from '../db/generated/enums.ts';
 import { newId } from '../db/ids.ts';
-import { isDuplicateKey, runAtomically } from '../db/sql-pool.ts';
+import { isDeadlock } from '../db/connection-errors.ts';
+import { isDuplicateKey, retryOnDeadlock, runAtomically } from '../db/sql-pool.ts';
 import { hashCanonical } from './canonical-json.ts';
 import { maxAttemptsOf, parseJobInput, type JobDefinition } from './definition.ts';
 import { redactSnapshot } from './redaction.ts';
@@ -52,6 +53,9 @@ export interface CreateJobDeps {
   eagerDispatch?: ((outboxEventId: string) => Promise<unknown>) | null;
 }
 
+/** Attempts of the creating transaction when it is chosen as a deadlock victim; then the error reaches the API (503). */
+const DEADLOCK_ATTEMPTS = 4;
+
 /**
  * Creates a job, or returns the existing one for a repeated idempotency key.
  * @throws UnknownJobTypeError, InputValidationError, CredentialModeNotAllowedError, IdempotencyConflictError
@@ -77,7 +81,8 @@ export async function createJob(req: CreateJobInput, deps: CreateJobDeps = {}): 
   try {
     // Insert first, look up only on a duplicate key: one round trip on the common path. A hit writes nothing
     // (the whole transaction rolls back), and the loser of a concurrent race returns the winner.
-    await runAtomically(statements);
+    // A deadlock victim wrote nothing (the server rolled the whole transaction back): run it again, bounded.
+    await retryOnDeadlock(() => runAtomically(statements), isDeadlock, DEADLOCK_ATTEMPTS);
   } catch (err) {
     if (req.idempotencyKey === undefined || !isDuplicateKey(err, IDEMPOTENCY_INDEX)) throw err;
     const winner = await findByIdempotencyKey(db, req, inputHash);

@@ -29,12 +29,14 @@ describe('local JWT signing and verification', () => {
     const payload = await verifyLocalToken(key, token, audience);
     expect(payload).toMatchObject({ sub: 'user-1', iss: audience.issuer, aud: audience.audience });
     expect(payload.exp! - payload.iat!).toBe(3600);
-    expect(payload.roles).toBeUndefined();
+    expect(payload['cognito:groups']).toBeUndefined();
   });
 
-  it('an admin token carries SUPER_ADMIN in roles', async () => {
-    const payload = await verifyLocalToken(key, await signLocalToken(key, { sub: 'a', admin: true, roles: ['USER'], ...audience }), audience);
-    expect(payload.roles).toEqual(['USER', 'SUPER_ADMIN']);
+  it('an admin token carries the admin group in the configured claim (default cognito:groups)', async () => {
+    const payload = await verifyLocalToken(key, await signLocalToken(key, { sub: 'a', admin: true, groups: ['USER'], ...audience }), audience);
+    expect(payload['cognito:groups']).toEqual(['USER', 'SUPER_ADMIN']);
+    const custom = await signLocalToken(key, { sub: 'a', admin: true, ...audience }, { claim: 'roles', group: 'ops-admin' });
+    expect((await verifyLocalToken(key, custom, audience)).roles).toEqual(['ops-admin']);
   });
 
   it('rejects an expired token as "Token expired"', async () => {
@@ -69,9 +71,9 @@ describe('local JWT signing and verification', () => {
 
 describe('toAuthorizerClaims', () => {
   it('stringifies claims as API Gateway does: numbers as text, arrays as "[a b]"', async () => {
-    const token = await signLocalToken(key, { sub: 'admin-1', admin: true, roles: ['USER'], ...audience });
+    const token = await signLocalToken(key, { sub: 'admin-1', admin: true, groups: ['USER'], ...audience });
     const claims = toAuthorizerClaims(await verifyLocalToken(key, token, audience));
-    expect(claims).toMatchObject({ sub: 'admin-1', iss: audience.issuer, aud: audience.audience, roles: '[USER SUPER_ADMIN]' });
+    expect(claims).toMatchObject({ sub: 'admin-1', iss: audience.issuer, aud: audience.audience, 'cognito:groups': '[USER SUPER_ADMIN]' });
     expect(claims.exp).toMatch(/^\d+$/);
     expect(Object.values(claims).every((v) => typeof v === 'string')).toBe(true);
     expect(toAuthorizerClaims({ flag: true, nested: { a: 1 }, none: undefined })).toEqual({ flag: 'true', nested: '{"a":1}' });

@@ -1,7 +1,6 @@
 import { readFile } from 'node:fs/promises';
 import { describe, expect, it } from 'vitest';
 import { ADMIN_OPERATIONS } from '../../lib/api/admin-api.ts';
-import { claimValues } from '../../lib/api/auth.ts';
 import { JOB_RESULT_READERS } from '../../lib/api/job-results.ts';
 import { decodeCursor, encodeCursor } from '../../lib/api/pagination.ts';
 import { ADMIN_ROUTES, USER_ROUTES, matchRoute, routeKeyOf } from '../../lib/api/routes.ts';
@@ -60,22 +59,6 @@ describe('matchRoute (for the local runtime)', () => {
     expect(matchRoute(USER_ROUTES, 'DELETE', '/api/ai/jobs')).toBeNull();
     expect(matchRoute(USER_ROUTES, 'GET', '/api/ai/jobs/')).toBeNull();
     expect(matchRoute(ADMIN_ROUTES, 'GET', '/api/ai/jobs')).toBeNull();
-  });
-});
-
-describe('claimValues', () => {
-  it.each([
-    [['SUPER_ADMIN', 'USER'], ['SUPER_ADMIN', 'USER']],
-    ['[SUPER_ADMIN USER]', ['SUPER_ADMIN', 'USER']],
-    ['["SUPER_ADMIN","USER"]', ['SUPER_ADMIN', 'USER']],
-    ['SUPER_ADMIN, USER', ['SUPER_ADMIN', 'USER']],
-    ['SUPER_ADMIN', ['SUPER_ADMIN']],
-    ['[]', []],
-    ['', []],
-    [undefined, []],
-    [42, []],
-  ])('reads %j as %j', (value, expected) => {
-    expect(claimValues(value)).toEqual(expected);
   });
 });
 

@@ -37,6 +37,18 @@ describe('cli', () => {
     expect(run.out).toMatch(/result: 1 artifact\(s\) FeynmanEvaluation\//);
   });
 
+  it('sends an idempotency key on every create: its own per invocation, or the one given (a rerun returns the same job)', async () => {
+    const { getPrisma } = await import('../../lib/db/client.ts');
+    const args = ['create', 'quiz', '--text', 'Keys make retries safe.', '--count', '2', '--difficulty', 'easy'];
+    const [a, b] = [JSON.parse((await cli(args)).out).jobId as string, JSON.parse((await cli(args)).out).jobId as string];
+    expect(a).not.toBe(b);
+    const keys = (await getPrisma().aiJob.findMany({ where: { id: { in: [a, b] } }, select: { idempotencyKey: true } })).map((j) => j.idempotencyKey);
+    expect(keys).toEqual([expect.stringMatching(/^cli-[0-9a-f-]{36}$/), expect.stringMatching(/^cli-[0-9a-f-]{36}$/)]);
+    expect(keys[0]).not.toBe(keys[1]);
+    const first = JSON.parse((await cli([...args, '--idempotency-key', 'rerun-1'])).out).jobId as string;
+    expect(JSON.parse((await cli([...args, '--idempotency-key', 'rerun-1'])).out).jobId).toBe(first);
+  });
+
   it('lists, gets and refuses to cancel a finished job with the API error code', async () => {
     const created = await cli(['create', 'quiz', '--text', 'Water boils at 100 C at sea level.', '--count', '2', '--difficulty', 'easy']);
     const jobId = JSON.parse(created.out).jobId as string;

@@ -27,15 +27,15 @@ export function userClaims(sub: string, extra: Claims = {}): Claims {
   return { sub, iss: 'https://issuer.test', aud: 'ai-jobs', iat: String(now), exp: String(now + 3600), ...extra };
 }
 
-/** Claims of an admin: SUPER_ADMIN in `roles`, in API Gateway's flattened array form. */
+/** Claims of an admin: SUPER_ADMIN in `cognito:groups` (the default admin claim), in API Gateway's flattened form. */
 export function adminClaims(sub = 'admin-1', extra: Claims = {}): Claims {
-  return userClaims(sub, { roles: '[SUPER_ADMIN]', ...extra });
+  return userClaims(sub, { 'cognito:groups': '[SUPER_ADMIN]', ...extra });
 }
 
 /** An event for `routeKey` (e.g. `POST /api/ai/quiz-generations`); the raw path has the parameters filled in. */
 export function apiEvent(routeKey: string, options: EventOptions = {}): ApiEvent {
   const [method = 'GET', template = '/'] = routeKey.split(' ');
-  const rawPath = template.replace(/\{(\w+)\}/g, (_, name: string) => encodeURIComponent(options.pathParameters?.[name] ?? ''));
+  const rawPath = template.replace(/\{(\w+)\}/g, (_, name: string) => encodeURIComponent((options.pathParameters?.[name] ?? '').toWellFormed()));
   const body = options.body === undefined ? undefined : typeof options.body === 'string' ? options.body : JSON.stringify(options.body);
   const now = new Date();
   const headers: Record<string, string> = {
