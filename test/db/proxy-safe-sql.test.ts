@@ -87,6 +87,8 @@ async function runWorkload(): Promise<number> {
   expect(await e.waitForTerminal(ok.body.jobId, alice)).toMatchObject({ lifecycleStatus: 'succeeded' });
   expect(await e.waitForTerminal(retried.body.jobId, alice)).toMatchObject({ lifecycleStatus: 'succeeded' });
   expect(await e.waitForTerminal(hung.body.jobId, alice)).toMatchObject({ lifecycleStatus: 'cancelled' });
+  // The retried job really made two provider calls: the failed one and the one that succeeded.
+  expect(await rowCount('SELECT COUNT(*) AS n FROM AiUsageLog WHERE jobId = ?', [retried.body.jobId])).toBeGreaterThanOrEqual(2);
 
   // The reaper fails a job whose last lease expired; its terminal event goes out by scheduled dispatch.
   const stale = await insertJob({
