@@ -13,7 +13,8 @@ import { findSnapshot } from '../jobs/snapshot-repository.ts';
 import { JobNotRetryableError } from './http-errors.ts';
 import { json, type ApiResult } from './http.ts';
 import { adminJobRelations, findJob, listAllJobs } from './job-reads.ts';
-import type { AdminJobListQuery } from './request-schemas.ts';
+import type { AdminJobListQuery, UsageQuery } from './request-schemas.ts';
+import { usageReport } from '../rollups/usage-report.ts';
 import { jobIdOf, type OperationContext } from './router.ts';
 import type { AdminAction, AdminRoute } from './routes.ts';
 import { collectStats, type QueueEndpoint } from './stats.ts';
@@ -86,10 +87,22 @@ async function adminStats({ deps }: Ctx): Promise<ApiResult> {
   return json(200, await collectStats(deps));
 }
 
+/** `GET /admin-api/ai/usage`: per day × job type × model × credential mode (per user when `userId` is given). */
+async function adminUsage({ query, deps }: Ctx): Promise<ApiResult> {
+  return json(200, await usageReport(deps.db, { ...(query as UsageQuery), perUser: false }, deps.now()));
+}
+
+/** `GET /admin-api/ai/usage/users`: the same per user. */
+async function adminUsageByUser({ query, deps }: Ctx): Promise<ApiResult> {
+  return json(200, await usageReport(deps.db, { ...(query as UsageQuery), perUser: true }, deps.now()));
+}
+
 /** One operation per admin action. */
 export const ADMIN_OPERATIONS: Record<AdminAction, (ctx: Ctx) => Promise<ApiResult>> = {
   adminListJobs,
   adminGetJob,
   adminRetryJob,
   adminStats,
+  adminUsage,
+  adminUsageByUser,
 };

@@ -30,6 +30,8 @@ const ACTIONS: Record<Action, { tag: string; success: Record<number, string | nu
   adminGetJob: { tag: 'admin', success: { 200: 'AdminJobDetail' }, errors: [400, 401, 403, 404] },
   adminRetryJob: { tag: 'admin', success: { 201: 'AdminJobDetail', 200: 'AdminJobDetail' }, errors: [400, 401, 403, 404, 409] },
   adminStats: { tag: 'admin', success: { 200: 'StatsResponse' }, errors: [401, 403] },
+  adminUsage: { tag: 'admin', success: { 200: 'UsageReport' }, errors: [400, 401, 403] },
+  adminUsageByUser: { tag: 'admin', success: { 200: 'UsageReport' }, errors: [400, 401, 403] },
 };
 
 const STATUS_TEXT: Record<number, string> = {
