@@ -40,7 +40,7 @@ const STATUS_TEXT: Record<number, string> = {
   401: 'UNAUTHORIZED: missing, invalid or expired token',
   403: 'FORBIDDEN: the SUPER_ADMIN role is required',
   404: 'JOB_NOT_FOUND / CREDENTIAL_NOT_FOUND (another user\'s job is reported as not found)',
-  409: 'Conflict: IDEMPOTENCY_KEY_REUSED, JOB_NOT_CANCELLABLE, JOB_ALREADY_CANCELLED, JOB_RESULT_NOT_AVAILABLE or JOB_NOT_RETRYABLE',
+  409: 'Conflict: IDEMPOTENCY_KEY_REUSED, JOB_NOT_CANCELLABLE, JOB_ALREADY_CANCELLED, JOB_RESULT_NOT_AVAILABLE, JOB_NOT_RETRYABLE or SNAPSHOT_EXPIRED',
   413: 'PAYLOAD_TOO_LARGE: the body exceeds 64 KiB',
   429: 'TOO_MANY_JOBS (active jobs of the type at the limit) or QUOTA_EXCEEDED (daily quota used up)',
   500: 'INTERNAL: unexpected error (no detail)',
