@@ -11,7 +11,7 @@
 import type { Db, PrismaDb } from '../db/client.ts';
 import { TERMINAL_STATES, type JobState } from '../jobs/states.ts';
 import { upsertRows } from './upsert-rows.ts';
-import { advanceWatermark, ensureWatermark, readWatermark } from './watermark.ts';
+import { advanceWatermark, ensureWatermark, readWatermark, WatermarkMovedError } from './watermark.ts';
 import { floorHour, HOUR_MS, minDate, parseSqlTime } from './time-buckets.ts';
 
 /** How long after an hour ends it is aggregated: far longer than any finishing transaction. */
@@ -73,13 +73,19 @@ export async function aggregateFinishedJobsStep(db: PrismaDb, now: Date): Promis
   if (from.getTime() >= end.getTime()) return null;
   const to = minDate(end, new Date(from.getTime() + HOURS_PER_STEP * HOUR_MS));
   const counts = await countFinishedByHour(db, from, to);
-  await db.$transaction(async (tx) => {
+  const advanced = await db.$transaction(async (tx) => {
     await advanceWatermark(tx, 'finished_jobs', from, to, now);
     await upsertRows(tx, 'INSERT INTO `AiJobFinishedHourly` (hour, jobType, lifecycleStatus, jobs)', 'jobs = VALUES(jobs)',
       counts.map((c) => [c.hour, c.jobType, c.status, c.jobs]));
     await upsertRows(tx, 'INSERT INTO `AiJobFinishedTotal` (jobType, lifecycleStatus, jobs)', 'jobs = jobs + VALUES(jobs)',
       sumByTypeAndStatus(counts).map((t) => [t.jobType, t.status, t.jobs]));
+    return true;
+  }).catch((err: unknown) => {
+    // Another run advanced the watermark first and counted this span: nothing to do.
+    if (err instanceof WatermarkMovedError) return false;
+    throw err;
   });
+  if (!advanced) return null;
   return { from, to, rows: counts.length };
 }
 

@@ -9,7 +9,7 @@
  */
 import type { Db, PrismaDb } from '../db/client.ts';
 import type { CredentialMode } from '../db/generated/enums.ts';
-import { advanceWatermark, ensureWatermark, readWatermark } from './watermark.ts';
+import { advanceWatermark, ensureWatermark, readWatermark, WatermarkMovedError } from './watermark.ts';
 import { DAY_MS, floorDay, minDate, parseSqlTime } from './time-buckets.ts';
 import { upsertRows } from './upsert-rows.ts';
 
@@ -96,7 +96,7 @@ export async function aggregateUsageStep(db: PrismaDb, now: Date): Promise<{ day
   if (from.getTime() >= end.getTime()) return null;
   const to = new Date(from.getTime() + DAY_MS);
   const perUser = await sumLedger(db, { from, to, perUser: true });
-  await db.$transaction(async (tx) => {
+  const advanced = await db.$transaction(async (tx) => {
     await advanceWatermark(tx, 'usage', from, to, now);
     const cols = 'jobType, provider, model, credentialMode, calls, promptTokens, completionTokens, totalTokens, costUsd';
     const set = 'calls = VALUES(calls), promptTokens = VALUES(promptTokens), completionTokens = VALUES(completionTokens), totalTokens = VALUES(totalTokens), costUsd = VALUES(costUsd)';
@@ -104,7 +104,13 @@ export async function aggregateUsageStep(db: PrismaDb, now: Date): Promise<{ day
       perUser.map((r) => [r.userId ?? '', r.day, ...rowValues(r)]));
     await upsertRows(tx, `INSERT INTO \`AiUsageDaily\` (day, ${cols})`, set,
       mergeUsageRows(perUser.map(({ userId: _u, ...r }) => r)).map((r) => [r.day, ...rowValues(r)]));
+    return true;
+  }).catch((err: unknown) => {
+    // Another run advanced the watermark first and counted this span: nothing to do.
+    if (err instanceof WatermarkMovedError) return false;
+    throw err;
   });
+  if (!advanced) return null;
   return { day: from, rows: perUser.length };
 }
 
