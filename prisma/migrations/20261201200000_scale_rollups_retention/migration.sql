@@ -63,11 +63,13 @@ CREATE TABLE `AiRollupWatermark` (
     PRIMARY KEY (`name`)
 ) DEFAULT CHARACTER SET utf8mb4 COLLATE utf8mb4_unicode_ci;
 
--- AiJob: finished-per-window counts and open-state counts (status, finishedAt, jobType: covering), and
--- opt-in per-type deletion (jobType, status, finishedAt). They replace the two (…, createdAt) indexes that
--- started with the same columns. No API query used the queueName or createdAt-only indexes.
+-- AiJob: finished-per-window counts and open-state counts (status, finishedAt, jobType: covering) replace
+-- (status, createdAt); (jobType, status) replaces (jobType, status, createdAt): InnoDB appends the primary
+-- key, so the admin list `WHERE jobType = ? AND status = ? ORDER BY id DESC LIMIT n` reads the index
+-- backwards without sorting every match, and opt-in deletion finds a type's oldest jobs first.
+-- No query used the queueName or createdAt-only indexes.
 CREATE INDEX `AiJob_lifecycleStatus_finishedAt_jobType_idx` ON `AiJob`(`lifecycleStatus`, `finishedAt`, `jobType`);
-CREATE INDEX `AiJob_jobType_lifecycleStatus_finishedAt_idx` ON `AiJob`(`jobType`, `lifecycleStatus`, `finishedAt`);
+CREATE INDEX `AiJob_jobType_lifecycleStatus_idx` ON `AiJob`(`jobType`, `lifecycleStatus`);
 DROP INDEX `AiJob_lifecycleStatus_createdAt_idx` ON `AiJob`;
 DROP INDEX `AiJob_jobType_lifecycleStatus_createdAt_idx` ON `AiJob`;
 DROP INDEX `AiJob_queueName_lifecycleStatus_createdAt_idx` ON `AiJob`;
