@@ -49,6 +49,7 @@ const SCENARIOS: Record<Target, Scenario> = {
   ConsumerBackground: { event: { Records: [] }, describe: 'empty SQS batch', needsDb: false },
   Dispatcher: { event: tick, describe: 'scheduled tick, empty outbox (DB)', needsDb: true },
   Reaper: { event: tick, describe: 'scheduled tick, nothing to reap (DB + SQS)', needsDb: true },
+  Maintenance: { event: tick, describe: 'scheduled tick: rollups and retention, nothing to do (DB)', needsDb: true },
   Migrate: { event: {}, describe: 'deploy trigger, nothing to apply (DB)', needsDb: true },
 };
 

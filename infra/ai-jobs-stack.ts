@@ -58,14 +58,15 @@ export class AiJobsStack extends Stack {
     this.functions = createAppFunctions(this, {
       config, database, queues, bus, credentialsKey, platformSecret, migrationsHash: migrationsHash(),
     });
-    const { apiUser, apiAdmin, consumers, dispatcher, reaper, migrate } = this.functions;
-    const served = [apiUser, apiAdmin, consumers.interactive, consumers.background, dispatcher, reaper];
+    const { apiUser, apiAdmin, consumers, dispatcher, reaper, maintenance, migrate } = this.functions;
+    const served = [apiUser, apiAdmin, consumers.interactive, consumers.background, dispatcher, reaper, maintenance];
     deployTimeMigrations(this, { migrate, after: this.data ? [this.data] : [], before: served });
 
     // LocalStack's free tier has no API Gateway v2: there the local runtime serves the API (docs/deploy.md).
     if (config.target === 'aws') new JobsHttpApi(this, 'Http', { config, userFunction: apiUser, adminFunction: apiAdmin });
     everyMinute(this, 'DispatcherSchedule', dispatcher);
     everyMinute(this, 'ReaperSchedule', reaper);
+    scheduled(this, 'MaintenanceSchedule', maintenance, Duration.minutes(15));
     new JobAlarms(this, 'Alarms', {
       stage: config.stage,
       alarmEmail: config.alarmEmail,
@@ -99,8 +100,13 @@ function credentialStores(scope: Construct, config: StageConfig): { credentialsK
 
 /** An EventBridge schedule. No retries: the next run is a minute away and runs are idempotent. */
 function everyMinute(scope: Construct, id: string, fn: lambda.IFunction): events.Rule {
+  return scheduled(scope, id, fn, Duration.minutes(1));
+}
+
+/** An EventBridge schedule every `rate`, without retries (the next run comes anyway). */
+function scheduled(scope: Construct, id: string, fn: lambda.IFunction, rate: Duration): events.Rule {
   return new events.Rule(scope, id, {
-    schedule: events.Schedule.rate(Duration.minutes(1)),
+    schedule: events.Schedule.rate(rate),
     targets: [new targets.LambdaFunction(fn, { retryAttempts: 0, maxEventAge: Duration.minutes(1) })],
   });
 }

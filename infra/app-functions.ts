@@ -1,5 +1,5 @@
 /**
- * The seven Lambdas, their environment and their permissions. Least privilege, spelled out per function
+ * The eight Lambdas, their environment and their permissions. Least privilege, spelled out per function
  * (explicit actions rather than CDK's broader `grant*` helpers where those add actions we never call):
  *
  * - ApiUser: sqs:SendMessage on the 2 job queues (eager dispatch); kms:GenerateDataKey on the credentials key.
@@ -9,6 +9,7 @@
  *   kms:Decrypt; GetSecretValue on the platform provider secret.
  * - Dispatcher: sqs:SendMessage on the 2 job queues; events:PutEvents on the bus.
  * - Reaper: sqs:ReceiveMessage and sqs:ChangeMessageVisibility on the 2 DLQs.
+ * - Maintenance: nothing beyond the database (rollups and retention).
  * - Migrate: nothing beyond the database.
  *
  * On AWS every function reads the database secret (GetSecretValue) and reaches the database through the proxy;
@@ -23,6 +24,7 @@ import { SqsEventSource } from 'aws-cdk-lib/aws-lambda-event-sources';
 import type { NodejsFunction } from 'aws-cdk-lib/aws-lambda-nodejs';
 import type * as secretsmanager from 'aws-cdk-lib/aws-secretsmanager';
 import type { Construct } from 'constructs';
+import { RETENTION_ENV } from '../lib/maintenance/retention-config.ts';
 import { JOB_QUEUE_NAMES, type QueueName } from '../lib/queue/queue-definitions.ts';
 import { createAppFunction, type DatabaseAccess, type FunctionContext } from './app-function.ts';
 import { BUNDLED_MIGRATIONS_DIR, type LambdaName } from './bundling.ts';
@@ -46,6 +48,7 @@ export interface AppFunctions {
   consumers: Record<QueueName, NodejsFunction>;
   dispatcher: NodejsFunction;
   reaper: NodejsFunction;
+  maintenance: NodejsFunction;
   migrate: NodejsFunction;
 }
 
@@ -65,6 +68,7 @@ export function createAppFunctions(scope: Construct, r: AppResources): AppFuncti
   const apiAdmin = create('ApiAdmin', { ...api, environment: { ...queueEnv, ...dlqEnv, ...dbPool(DB_POOL.api) } });
   const dispatcher = create('Dispatcher', { timeout: Duration.seconds(55), environment: { ...queueEnv, ...dbPool(DB_POOL.dispatcher) } });
   const reaper = create('Reaper', { timeout: Duration.seconds(60), environment: { ...dlqEnv, ...dbPool(DB_POOL.reaper) } });
+  const maintenance = create('Maintenance', { timeout: Duration.minutes(2), environment: { ...retentionEnvironment(r), ...dbPool(DB_POOL.maintenance) } });
   const migrate = create('Migrate', {
     timeout: Duration.minutes(10),
     environment: { MIGRATIONS_DIR: `/var/task/${BUNDLED_MIGRATIONS_DIR}`, MIGRATIONS_HASH: r.migrationsHash },
@@ -81,7 +85,7 @@ export function createAppFunctions(scope: Construct, r: AppResources): AppFuncti
   allow(dispatcher, ['sqs:SendMessage'], jobQueueArns);
   r.bus.grantPutEventsTo(dispatcher);
   allow(reaper, ['sqs:ReceiveMessage', 'sqs:ChangeMessageVisibility'], deadLetterArns);
-  return { apiUser, apiAdmin, consumers, dispatcher, reaper, migrate };
+  return { apiUser, apiAdmin, consumers, dispatcher, reaper, maintenance, migrate };
 }
 
 function createConsumer(
@@ -158,8 +162,19 @@ export const DB_POOL = {
   api: 2,
   dispatcher: 3,
   reaper: 2,
+  maintenance: 2,
   consumer: (batchSize: number) => batchSize + 1,
 } as const;
+
+/** The stage's retention settings, as lib/maintenance/retention-config.ts reads them. */
+function retentionEnvironment(r: AppResources): Record<string, string> {
+  const { outboxPublishedDays, outboxFailedDays, usageLedgerDays } = r.config.retention;
+  return {
+    [RETENTION_ENV.outboxPublishedDays]: String(outboxPublishedDays),
+    [RETENTION_ENV.outboxFailedDays]: String(outboxFailedDays),
+    [RETENTION_ENV.usageLedgerDays]: String(usageLedgerDays),
+  };
+}
 
 function dbPool(connections: number): Record<string, string> {
   return { DATABASE_CONNECTION_LIMIT: String(connections) };

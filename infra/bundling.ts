@@ -87,6 +87,7 @@ export const LAMBDA_ENTRIES = {
   ConsumerBackground: { entry: 'functions/consumer-background.ts' },
   Dispatcher: { entry: 'functions/dispatcher.ts' },
   Reaper: { entry: 'functions/reaper.ts' },
+  Maintenance: { entry: 'functions/maintenance.ts' },
   Migrate: { entry: 'functions/migrate.ts', withMigrations: true },
 } as const satisfies Record<string, LambdaEntry>;
 

@@ -53,6 +53,8 @@ export interface StageConfig {
   /** LocalStack only: the mock AI server (lib/dev/mock-ai-server.ts) the consumers may fall back to. */
   mockAiBaseUrl: string | undefined;
   logRetentionDays: number;
+  /** Retention run (functions/maintenance.ts); `keep` never deletes. Defaults in lib/maintenance/retention-config.ts. */
+  retention: { outboxPublishedDays: number; outboxFailedDays: number | 'keep'; usageLedgerDays: number | 'keep' };
 }
 
 /** A context value is missing or out of range. */
@@ -85,6 +87,9 @@ const DEFAULTS: Flat = {
   apiRateLimit: 50,
   apiBurstLimit: 100,
   logRetentionDays: 30,
+  retentionOutboxPublishedDays: 7,
+  retentionOutboxFailedDays: 'keep',
+  retentionUsageLedgerDays: 400,
   target: 'aws',
   localDatabaseUrl: 'mysql://root@mysql:3306/ai_jobs',
 };
@@ -126,6 +131,11 @@ export function loadStageConfig(node: Node): StageConfig {
     deepseekBaseUrl: optionalString(raw('deepseekBaseUrl')),
     mockAiBaseUrl: mockAiBaseUrl(target, raw('mockAiBaseUrl')),
     logRetentionDays: r.num('logRetentionDays', 1, 3653),
+    retention: {
+      outboxPublishedDays: r.num('retentionOutboxPublishedDays', 1, 3653),
+      outboxFailedDays: raw('retentionOutboxFailedDays') === 'keep' ? 'keep' : r.num('retentionOutboxFailedDays', 1, 36500),
+      usageLedgerDays: raw('retentionUsageLedgerDays') === 'keep' ? 'keep' : r.num('retentionUsageLedgerDays', 1, 36500),
+    },
   };
 }
 

@@ -10,10 +10,11 @@ import { CredentialModeNotAllowedError } from '../jobs/creation-errors.ts';
 import { InputValidationError, UnknownJobTypeError } from '../jobs/errors.ts';
 import type { JobDefinitionRegistry } from '../jobs/registry.ts';
 import { findSnapshot } from '../jobs/snapshot-repository.ts';
-import { JobNotRetryableError } from './http-errors.ts';
+import { JobNotRetryableError, SnapshotExpiredError } from './http-errors.ts';
 import { json, type ApiResult } from './http.ts';
 import { adminJobRelations, findJob, listAllJobs } from './job-reads.ts';
-import type { AdminJobListQuery } from './request-schemas.ts';
+import type { AdminJobListQuery, UsageQuery } from './request-schemas.ts';
+import { usageReport } from '../rollups/usage-report.ts';
 import { jobIdOf, type OperationContext } from './router.ts';
 import type { AdminAction, AdminRoute } from './routes.ts';
 import { collectStats, type QueueEndpoint } from './stats.ts';
@@ -54,6 +55,7 @@ async function adminGetJob(ctx: Ctx): Promise<ApiResult> {
  * with `parentJobId` and `triggerType: 'admin_retry'`. Idempotent per parent (key `retry:<parentId>`): a
  * repeated call returns the first retry with 200 instead of 201. To retry again, retry the retry.
  * @throws JobNotRetryableError unless the job is failed or cancelled and its snapshot is still valid input
+ * @throws SnapshotExpiredError (409 SNAPSHOT_EXPIRED) when its snapshot expired or retention deleted it
  */
 async function adminRetryJob(ctx: Ctx): Promise<ApiResult> {
   const { db } = ctx.deps;
@@ -62,7 +64,9 @@ async function adminRetryJob(ctx: Ctx): Promise<ApiResult> {
     throw new JobNotRetryableError(parent.id, `it is ${parent.lifecycleStatus}; only failed or cancelled jobs can be retried`);
   }
   const snapshot = await findSnapshot(db, parent.id);
-  if (!snapshot) throw new JobNotRetryableError(parent.id, 'its input snapshot no longer exists');
+  if (!snapshot || (snapshot.expiresAt && snapshot.expiresAt.getTime() <= ctx.deps.now().getTime())) {
+    throw new SnapshotExpiredError(parent.id, snapshot?.expiresAt ?? null);
+  }
   const { job, created } = await createJob(
     {
       userId: parent.userId, jobType: parent.jobType, triggerType: 'admin_retry',
@@ -86,10 +90,22 @@ async function adminStats({ deps }: Ctx): Promise<ApiResult> {
   return json(200, await collectStats(deps));
 }
 
+/** `GET /admin-api/ai/usage`: per day × job type × model × credential mode (per user when `userId` is given). */
+async function adminUsage({ query, deps }: Ctx): Promise<ApiResult> {
+  return json(200, await usageReport(deps.db, { ...(query as UsageQuery), perUser: false }, deps.now()));
+}
+
+/** `GET /admin-api/ai/usage/users`: the same per user. */
+async function adminUsageByUser({ query, deps }: Ctx): Promise<ApiResult> {
+  return json(200, await usageReport(deps.db, { ...(query as UsageQuery), perUser: true }, deps.now()));
+}
+
 /** One operation per admin action. */
 export const ADMIN_OPERATIONS: Record<AdminAction, (ctx: Ctx) => Promise<ApiResult>> = {
   adminListJobs,
   adminGetJob,
   adminRetryJob,
   adminStats,
+  adminUsage,
+  adminUsageByUser,
 };

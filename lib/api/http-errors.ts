@@ -104,6 +104,15 @@ export class JobNotRetryableError extends HttpError {
   }
 }
 
+/** Admin retry of a job whose input snapshot expired (ADR-003 §8.4) or was deleted by retention. */
+export class SnapshotExpiredError extends HttpError {
+  readonly status = 409;
+  readonly code = 'SNAPSHOT_EXPIRED';
+  constructor(readonly jobId: string, expiredAt: Date | null) {
+    super(`Job cannot be retried: its input snapshot ${expiredAt ? `expired at ${expiredAt.toISOString()}` : 'no longer exists'} (retention)`);
+  }
+}
+
 /** A result route for a job that has not succeeded (yet, or ever). */
 export class JobResultNotAvailableError extends HttpError {
   readonly status = 409;

@@ -33,6 +33,8 @@ const ACTIONS: Record<Action, { tag: string; success: Record<number, string | nu
   adminGetJob: { tag: 'admin', success: { 200: 'AdminJobDetail' }, errors: [403] },
   adminRetryJob: { tag: 'admin', success: { 201: 'AdminJobDetail', 200: 'AdminJobDetail' }, errors: [403, 409] },
   adminStats: { tag: 'admin', success: { 200: 'StatsResponse' }, errors: [403] },
+  adminUsage: { tag: 'admin', success: { 200: 'UsageReport' }, errors: [403] },
+  adminUsageByUser: { tag: 'admin', success: { 200: 'UsageReport' }, errors: [403] },
 };
 
 /**
@@ -51,7 +53,7 @@ const STATUS_TEXT: Record<number, string> = {
   401: 'API Gateway\'s JWT authorizer: `{"message":"Unauthorized"}` (missing, invalid or expired token); or UNAUTHORIZED from the handler (a token whose `sub` cannot be a user id)',
   403: 'FORBIDDEN: the admin group is required (API Gateway answers `{"message":"Forbidden"}` when the route\'s authorization scopes are missing)',
   404: 'JOB_NOT_FOUND / CREDENTIAL_NOT_FOUND (another user\'s job is reported as not found); API Gateway answers `{"message":"Not Found"}` for a path no route matches',
-  409: 'Conflict: IDEMPOTENCY_KEY_REUSED, JOB_NOT_CANCELLABLE, JOB_ALREADY_CANCELLED, JOB_RESULT_NOT_AVAILABLE or JOB_NOT_RETRYABLE',
+  409: 'Conflict: IDEMPOTENCY_KEY_REUSED, JOB_NOT_CANCELLABLE, JOB_ALREADY_CANCELLED, JOB_RESULT_NOT_AVAILABLE, JOB_NOT_RETRYABLE or SNAPSHOT_EXPIRED',
   413: 'PAYLOAD_TOO_LARGE: the body exceeds 64 KiB; API Gateway answers `{"message":"Request Entity Too Large"}` past its 10 MB',
   415: 'UNSUPPORTED_MEDIA_TYPE: a body sent with a Content-Type other than application/json (UTF-8)',
   429: 'TOO_MANY_JOBS (active jobs of the type at the limit) or QUOTA_EXCEEDED (daily quota used up), with Retry-After; API Gateway\'s stage throttling answers `{"message":"Too Many Requests"}`',

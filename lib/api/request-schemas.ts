@@ -73,6 +73,23 @@ export const adminJobListQuerySchema = z
     path: ['createdTo'],
   });
 
+const utcDay = z.string().regex(/^\d{4}-\d{2}-\d{2}$/, 'must be a UTC day (YYYY-MM-DD)')
+  .refine((d) => !Number.isNaN(Date.parse(`${d}T00:00:00Z`)) && new Date(`${d}T00:00:00Z`).toISOString().startsWith(d), 'is not a calendar day');
+
+/** `GET /admin-api/ai/usage` and `/usage/users`: a day range (both inclusive, at most 92 days) and filters. */
+export const usageQuerySchema = z
+  .strictObject({
+    from: utcDay.optional().describe('First UTC day, YYYY-MM-DD (default: 6 days before `to`)'),
+    to: utcDay.optional().describe('Last UTC day, inclusive (default: today)'),
+    jobType: jobTypeFilter.optional(),
+    model: z.string().min(1).max(128).optional().describe('Only calls to this provider model'),
+    userId: z.string().min(1).max(64).optional().describe('Only this user\'s calls'),
+  })
+  .refine((q) => !q.from || !q.to || q.from <= q.to, { message: 'must not be after `to`', path: ['from'] })
+  .refine((q) => !q.from || !q.to || Date.parse(q.to) - Date.parse(q.from) < 92 * 86_400_000, {
+    message: 'the range covers at most 92 days', path: ['from'],
+  });
+
 /** No query parameters at all. */
 export const emptyQuerySchema = z.strictObject({});
 
@@ -83,9 +100,12 @@ export const putCredentialBodySchema = z.strictObject({
 
 export type UserJobListQuery = z.output<typeof userJobListQuerySchema>;
 export type AdminJobListQuery = z.output<typeof adminJobListQuerySchema>;
+export type UsageQuery = z.output<typeof usageQuerySchema>;
 
 /** Query schema of each action that takes parameters; every other route accepts none. */
 export const QUERY_SCHEMAS: Partial<Record<UserAction | AdminAction, z.ZodType>> = {
   listJobs: userJobListQuerySchema,
   adminListJobs: adminJobListQuerySchema,
+  adminUsage: usageQuerySchema,
+  adminUsageByUser: usageQuerySchema,
 };

@@ -121,14 +121,26 @@ const queueDepth = z.strictObject({
   approximateMessagesNotVisible: count.nullable(),
 });
 
+const terminalCounts = z.strictObject({ succeeded: count, failed: count, cancelled: count });
+const finishedWindow = z.strictObject({ byStatus: terminalCounts, byType: z.record(z.string(), terminalCounts) });
+
 export const statsResponseSchema = z
   .strictObject({
     generatedAt: timestamp,
     jobs: z.strictObject({
-      byStatus: z.record(lifecycleStatus, count),
+      byStatus: z.record(lifecycleStatus, count).describe('All jobs per state: open ones counted now, finished ones all-time (exact)'),
       byType: z.record(z.string(), z.record(lifecycleStatus, count)),
+      finished: z.strictObject({
+        lastHour: finishedWindow.describe('Finished in the last 60 minutes (exact)'),
+        last24h: finishedWindow.describe('Finished since the start of the hour 23 hours ago (exact; hour-aligned)'),
+        perDay: z.array(finishedWindow.extend({ day: z.string().describe('UTC day, YYYY-MM-DD') })).describe('The last 7 UTC days, today last'),
+        rollupCoveredUntil: timestamp.nullable().describe('Jobs finished before this come from the hourly rollup, later ones are counted live'),
+      }),
     }),
-    outbox: z.strictObject({ byStatus: z.record(z.enum(OutboxStatus), count) }),
+    outbox: z.strictObject({
+      byStatus: z.record(z.enum(OutboxStatus), count).describe('Exact except `published` (see publishedIsEstimate)'),
+      publishedIsEstimate: z.boolean().describe('`published` is the table\'s row estimate minus the other statuses'),
+    }),
     queues: z.array(
       z.strictObject({
         queueName: z.enum(QUEUE_NAMES),
@@ -139,6 +151,26 @@ export const statsResponseSchema = z
     ),
   })
   .register(responseSchemas, { id: 'StatsResponse' });
+
+const usageTotals = {
+  calls: count.describe('Provider calls (failed ones included)'),
+  promptTokens: count, completionTokens: count, totalTokens: count,
+  costUsd: z.string().describe('Decimal USD, 8 places'),
+};
+
+export const usageReportSchema = z
+  .strictObject({
+    from: z.string().describe('First UTC day'),
+    to: z.string().describe('Last UTC day (inclusive)'),
+    rows: z.array(z.strictObject({
+      day: z.string(), jobType: z.string(), provider: z.string(), model: z.string(),
+      credentialMode: z.enum(CREDENTIAL_MODES), userId: z.string().optional().describe('Per-user report, or a userId filter'),
+      ...usageTotals,
+    })),
+    total: z.strictObject(usageTotals),
+    rollupCoveredUntil: timestamp.nullable().describe('Calls before this come from the daily rollup, later ones from the ledger'),
+  })
+  .register(responseSchemas, { id: 'UsageReport' });
 
 export type JobStatusResponse = z.output<typeof jobStatusResponseSchema>;
 export type JobListResponse = z.output<typeof jobListResponseSchema>;

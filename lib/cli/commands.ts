@@ -124,4 +124,16 @@ export const COMMANDS: Record<string, Command> = {
     usage: 'stats   (admin)',
     run: async (client) => (print(await client.request('GET', 'admin-api/ai/stats')), 0),
   },
+  usage: {
+    usage: 'usage [--from YYYY-MM-DD] [--to YYYY-MM-DD] [--type T] [--model M] [--user U] [--by-user]   (admin)',
+    async run(client, _args, f) {
+      const query = new URLSearchParams();
+      for (const [flag, param] of [['from', 'from'], ['to', 'to'], ['type', 'jobType'], ['model', 'model'], ['user', 'userId']] as const) {
+        if (typeof f[flag] === 'string') query.set(param, f[flag]);
+      }
+      const path = f['by-user'] ? 'admin-api/ai/usage/users' : 'admin-api/ai/usage';
+      print(await client.request('GET', `${path}${query.size ? `?${query}` : ''}`));
+      return 0;
+    },
+  },
 };

@@ -75,7 +75,10 @@ export async function createJob(req: CreateJobInput, deps: CreateJobDeps = {}): 
     jobRow(jobId, req, def, inputHash, credentialMode), { actor: `${req.triggerType}:${req.userId}`, reason: 'created' }, now,
   );
   statements.push(
-    snapshotInsert({ jobId, schemaVersion: def.input.schemaVersion, content: snapshot.content, contentHash: hashCanonical(snapshot.content), redactionVersion: snapshot.redactionVersion }, now),
+    snapshotInsert({
+      jobId, schemaVersion: def.input.schemaVersion, content: snapshot.content, contentHash: hashCanonical(snapshot.content),
+      redactionVersion: snapshot.redactionVersion, expiresAt: snapshotExpiry(def, now),
+    }, now),
     outboxInsert(event, now),
   );
   try {
@@ -100,6 +103,11 @@ async function findByIdempotencyKey(db: PrismaDb, req: CreateJobInput, inputHash
   });
   if (existing && existing.inputHash !== inputHash) throw new IdempotencyConflictError(existing.id, key);
   return existing;
+}
+
+/** When the snapshot expires: creation + the job type's `retention.snapshotDays` (ADR-003 §8.4). */
+export function snapshotExpiry(def: Pick<JobDefinition, 'retention'>, now: Date): Date {
+  return new Date(now.getTime() + def.retention.snapshotDays * 86_400_000);
 }
 
 function pickCredentialMode(def: JobDefinition, requested: CredentialMode | undefined): CredentialMode {

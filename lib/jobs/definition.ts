@@ -20,6 +20,9 @@ export const CREDENTIAL_MODES = ['platform_key', 'user_deepseek_key'] as const s
 
 export const JOB_DOMAINS = ['analysis', 'generation', 'import', 'maintenance'] as const;
 
+/** Snapshot retention of a job type that does not set `retention.snapshotDays`. */
+export const DEFAULT_SNAPSHOT_DAYS = 30;
+
 /** Bounds checked at registration. Timeouts stay under Lambda's 15 min; backoff under SQS's 12 h visibility. */
 export const DEFINITION_LIMITS = {
   minTimeoutMs: 1_000,
@@ -107,6 +110,13 @@ export const jobDefinitionSchema = z.strictObject({
     maxActiveJobsPerUser: positiveInt,
     dailyQuotaPerUser: positiveInt,
   }),
+  /** What the retention run (lib/maintenance/retention.ts) deletes, and when (docs/data-at-scale.md). */
+  retention: z.strictObject({
+    /** Days a job's snapshot (learner text) is kept after creation: its `expiresAt` (ADR-003 §8.4). */
+    snapshotDays: z.number().int().min(1).max(3650).default(DEFAULT_SNAPSHOT_DAYS),
+    /** Opt-in: delete finished jobs of this type, with their business rows, this many days after they finished. */
+    deleteJobsAfterDays: z.number().int().min(1).max(36500).optional(),
+  }).default({ snapshotDays: DEFAULT_SNAPSHOT_DAYS }),
 });
 
 const zodSchemaRef = z.custom<z.ZodType>((value) => value instanceof z.ZodType, 'must be a zod schema');

@@ -162,11 +162,25 @@ describe('POST /admin-api/ai/jobs/{jobId}/retry', () => {
     expect(await countRows('AiJob')).toBe(1);
   });
 
-  it('refuses a failed job whose snapshot is gone: 409 JOB_NOT_RETRYABLE', async () => {
+  it('refuses a failed job whose snapshot is gone (deleted by retention): 409 SNAPSHOT_EXPIRED', async () => {
     const job = await insertJob({ lifecycleStatus: 'failed' });
     const res = await admin('POST /admin-api/ai/jobs/{jobId}/retry', { jobId: job.id });
     expect(res.status).toBe(409);
-    expect(res.body.error.code).toBe('JOB_NOT_RETRYABLE');
+    expect(res.body.error.code).toBe('SNAPSHOT_EXPIRED');
+  });
+
+  it('refuses a failed job whose snapshot expired but is not deleted yet: 409 SNAPSHOT_EXPIRED, nothing created', async () => {
+    const jobId = await createViaApi();
+    await getPrisma().aiJob.update({ where: { id: jobId }, data: { lifecycleStatus: 'failed', finishedAt: new Date() } });
+    const { expiresAt } = await getPrisma().aiJobSnapshot.findUniqueOrThrow({ where: { jobId } });
+    // Created with the job type's retention (30 days by default, ADR-003 §8.4).
+    expect(Math.round(((expiresAt?.getTime() ?? 0) - Date.now()) / 86_400_000)).toBe(30);
+    await getPrisma().aiJobSnapshot.update({ where: { jobId }, data: { expiresAt: new Date(Date.now() - 1000) } });
+    const res = await admin('POST /admin-api/ai/jobs/{jobId}/retry', { jobId });
+    expect(res.status).toBe(409);
+    expect(res.body.error).toMatchObject({ code: 'SNAPSHOT_EXPIRED' });
+    expect(res.body.error.message).toMatch(/expired at/);
+    expect(await countRows('AiJob')).toBe(1);
   });
 
   it('404 JOB_NOT_FOUND for a missing job', async () => {

@@ -50,7 +50,9 @@ describe('GET /admin-api/ai/stats', () => {
     expect(stats.jobs.byType.synthetic_job).toEqual({ queued: 0, running: 1, succeeded: 0, failed: 1, cancelled: 0 });
     expect(stats.jobs.byType.quiz_generation?.failed).toBe(1);
     expect(stats.jobs.byType.feynman_evaluation?.queued).toBe(1);
-    expect(stats.outbox.byStatus).toEqual({ pending: 1, processing: 0, published: 1, failed: 0, dead: 1 });
+    // Exact for the backlog and give-ups; `published` is the table's row estimate (documented approximate).
+    expect(stats.outbox.byStatus).toMatchObject({ pending: 1, processing: 0, failed: 0, dead: 1 });
+    expect(stats.outbox.publishedIsEstimate).toBe(true);
     const byName = Object.fromEntries(stats.queues.map((q) => [q.queueName, q]));
     expect(byName.interactive).toEqual({
       queueName: 'interactive', unavailable: false,

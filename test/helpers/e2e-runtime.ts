@@ -4,7 +4,7 @@
  */
 import { inject } from 'vitest';
 import { signLocalToken } from '../../lib/api/local-jwt.ts';
-import { startLocalRuntime, type LocalRuntime } from '../../lib/dev/local-runtime/runtime.ts';
+import { startLocalRuntime, type LocalRuntime, type LocalRuntimeOptions } from '../../lib/dev/local-runtime/runtime.ts';
 import { FAST_TIMING } from './engine-harness.ts';
 
 export interface ApiResponse<T = any> {
@@ -22,10 +22,10 @@ export interface E2e {
   stop(): Promise<void>;
 }
 
-export async function startE2e(): Promise<E2e> {
+export async function startE2e(overrides: Partial<LocalRuntimeOptions> = {}): Promise<E2e> {
   const runtime = await startLocalRuntime({
     databaseUrl: process.env.DATABASE_URL ?? '', port: 0, awsEndpoint: inject('awsEndpoint'), useMoto: false,
-    timing: FAST_TIMING, dispatchIntervalMs: 200, reaperIntervalMs: 1_000, log: () => undefined,
+    timing: FAST_TIMING, dispatchIntervalMs: 200, reaperIntervalMs: 1_000, log: () => undefined, ...overrides,
   });
   const token: E2e['token'] = (sub, opts = {}) =>
     signLocalToken(runtime.jwtKey, {

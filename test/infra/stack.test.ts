@@ -111,12 +111,20 @@ describe('functions', () => {
     expect(background.maxConcurrency).toBeLessThan(interactive.maxConcurrency);
   });
 
-  it('runs the dispatcher and the reaper every minute from EventBridge, without retries', () => {
+  it('runs the dispatcher and the reaper every minute and maintenance every 15 minutes from EventBridge, without retries', () => {
     const rules = resources(dev, 'AWS::Events::Rule').map(([, r]) => r.Properties);
-    expect(rules.map((r) => referencedId(r.Targets[0].Arn).replace(/[0-9A-F]{8}$/, '')).sort()).toEqual(['Dispatcher', 'Reaper']);
-    for (const rule of rules) {
-      expect(rule).toMatchObject({ ScheduleExpression: 'rate(1 minute)', Targets: [{ RetryPolicy: { MaximumRetryAttempts: 0 } }] });
+    const byTarget = Object.fromEntries(rules.map((r) => [referencedId(r.Targets[0].Arn).replace(/[0-9A-F]{8}$/, ''), r]));
+    expect(Object.keys(byTarget).sort()).toEqual(['Dispatcher', 'Maintenance', 'Reaper']);
+    for (const [target, rule] of Object.entries(byTarget)) {
+      const rate = target === 'Maintenance' ? 'rate(15 minutes)' : 'rate(1 minute)';
+      expect(rule).toMatchObject({ ScheduleExpression: rate, Targets: [{ RetryPolicy: { MaximumRetryAttempts: 0 } }] });
     }
+  });
+
+  it('gives the maintenance function the stage\'s retention settings (defaults: 7 days, keep, 400 days)', () => {
+    expect(envOf(dev, 'Maintenance')).toMatchObject({
+      RETENTION_OUTBOX_PUBLISHED_DAYS: '7', RETENTION_OUTBOX_FAILED_DAYS: 'keep', RETENTION_USAGE_LEDGER_DAYS: '400',
+    });
   });
 
   it('has an EventBridge bus for domain events, named after the stage and given to the dispatcher', () => {

@@ -1,6 +1,6 @@
 /**
- * What AWS runs on its own, done locally: the scheduled dispatcher and reaper on intervals, and one poller
- * per queue playing the Lambda SQS event source for the consumer handlers.
+ * What AWS runs on its own, done locally: the scheduled dispatcher, reaper and maintenance (rollups and
+ * retention) on intervals, and one poller per queue playing the Lambda SQS event source for the consumer handlers.
  */
 import { createSqsClient } from '../../config/aws.ts';
 import { getPrisma } from '../../db/client.ts';
@@ -9,6 +9,7 @@ import { runDispatchCycle } from '../../outbox/dispatcher.ts';
 import { consumeBatch } from '../../engine/consumer.ts';
 import type { EngineDeps } from '../../engine/engine-deps.ts';
 import { reaperDepsFromEnv, runReaper } from '../../engine/reaper-run.ts';
+import { maintenanceDepsFromEnv, runMaintenance } from '../../maintenance/maintenance-run.ts';
 import { JOB_QUEUE_NAMES } from '../../queue/queue-definitions.ts';
 import type { LocalAws } from './local-aws.ts';
 import { startPoller, type Poller } from './queue-poller.ts';
@@ -23,7 +24,8 @@ const SHUTDOWN_GRACE_MS = 15_000;
 const CONSUMER_CONCURRENCY = { interactive: 4, background: 2 } as const;
 
 export function startBackgroundWork(o: {
-  aws: LocalAws; engine: EngineDeps; dispatcher: DispatcherDeps; dispatchIntervalMs: number; reaperIntervalMs: number; log(line: string): void;
+  aws: LocalAws; engine: EngineDeps; dispatcher: DispatcherDeps; dispatchIntervalMs: number; reaperIntervalMs: number;
+  maintenanceIntervalMs: number; log(line: string): void;
 }): BackgroundWork {
   const sqs = createSqsClient();
   const onError = (what: string) => (err: unknown) => o.log(`${what}: ${(err as Error).name}: ${(err as Error).message}`);
@@ -35,9 +37,11 @@ export function startBackgroundWork(o: {
     });
   });
   const reaper = { ...reaperDepsFromEnv(), db: getPrisma(), registry: o.engine.registry };
+  const maintenance = { ...maintenanceDepsFromEnv(), db: getPrisma(), registry: o.engine.registry, metrics: undefined, logger: { info: () => undefined } };
   const timers = [
     every(o.dispatchIntervalMs, () => runDispatchCycle(o.dispatcher), onError('dispatcher')),
     every(o.reaperIntervalMs, () => runReaper(reaper), onError('reaper')),
+    every(o.maintenanceIntervalMs, () => runMaintenance(maintenance), onError('maintenance')),
   ];
   return {
     stop: async () => {

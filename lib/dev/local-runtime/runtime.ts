@@ -43,6 +43,8 @@ export interface LocalRuntimeOptions {
   timing?: LeaseTiming;
   dispatchIntervalMs?: number;
   reaperIntervalMs?: number;
+  /** Rollups and retention (lib/maintenance/); default 60 s (15 min in AWS). */
+  maintenanceIntervalMs?: number;
   log?: (line: string) => void;
 }
 
@@ -84,7 +86,8 @@ export async function startLocalRuntime(o: LocalRuntimeOptions): Promise<LocalRu
   ]);
   const { createEngineDeps } = await import('../../engine/default-engine-deps.ts');
   const engine = createEngineDeps({ ...(o.timing ? { timing: o.timing } : {}), logger: new Logger({ serviceName: 'local-engine', logLevel: 'WARN' }) });
-  const work: BackgroundWork = startBackgroundWork({ aws, engine, dispatcher, dispatchIntervalMs: o.dispatchIntervalMs ?? 2_000, reaperIntervalMs: o.reaperIntervalMs ?? 10_000, log });
+  const work: BackgroundWork = startBackgroundWork({ aws, engine, dispatcher, dispatchIntervalMs: o.dispatchIntervalMs ?? 2_000, reaperIntervalMs: o.reaperIntervalMs ?? 10_000,
+    maintenanceIntervalMs: o.maintenanceIntervalMs ?? 60_000, log });
 
   const jwtKey = o.jwtKey ?? (await loadOrCreateLocalJwtKey(DEFAULT_JWT_KEY_FILE));
   const server = createGatewayServer({ jwtKey, audience: LOCAL_TOKEN_AUDIENCE, userHandler, adminHandler, onError: (err) => log(`gateway error: ${(err as Error).message}`) });

@@ -1,0 +1,68 @@
+/**
+ * The retention run (issue 12, docs/data-at-scale.md): deletes what has outlived its purpose, in batches
+ * (./batches.ts), oldest first, each through an index range:
+ * - published outbox rows `outboxPublishedDays` after publication (index status, availableAt);
+ * - failed and dead outbox rows only when `outboxFailedDays` is set (default: kept until an operator acts);
+ * - snapshots at their `expiresAt` (ADR-003 §8.4), for finished jobs only (index expiresAt);
+ * - usage ledger rows `usageLedgerDays` after the call, and only once rolled up (index createdAt);
+ * - jobs of the types that opt in (./job-deletion.ts).
+ * Transitions are kept as long as their job: they are its audit trail.
+ */
+import type { PrismaDb } from '../db/client.ts';
+import type { JobDefinitionRegistry } from '../jobs/registry.ts';
+import { readWatermark } from '../rollups/watermark.ts';
+import { DAY_MS, minDate } from '../rollups/time-buckets.ts';
+import { deleteInBatches, marks, selectIds, type BatchLoop } from './batches.ts';
+import { deleteExpiredJobs } from './job-deletion.ts';
+import type { RetentionConfig } from './retention-config.ts';
+
+export interface RetentionCounts {
+  outboxPublished: number;
+  outboxFailed: number;
+  snapshots: number;
+  usageLedger: number;
+  jobs: number;
+}
+
+const daysBefore = (now: Date, days: number) => new Date(now.getTime() - days * DAY_MS);
+
+/** One retention pass at `now`; stops starting batches after `config.budgetMs`. */
+export async function runRetention(
+  db: PrismaDb, registry: JobDefinitionRegistry, config: RetentionConfig, now: Date,
+): Promise<RetentionCounts> {
+  const loop: BatchLoop = { batchSize: config.batchSize, deadline: Date.now() + config.budgetMs };
+  const outboxPublished = await deleteOutbox(db, loop, "'published'", 'publishedAt', daysBefore(now, config.outboxPublishedDays));
+  const outboxFailed = config.outboxFailedDays === null ? 0
+    : await deleteOutbox(db, loop, "'failed', 'dead'", 'updatedAt', daysBefore(now, config.outboxFailedDays));
+  const snapshots = await deleteExpiredSnapshots(db, loop, now);
+  const usageLedger = config.usageLedgerDays === null ? 0 : await deleteUsageLedger(db, loop, daysBefore(now, config.usageLedgerDays));
+  const jobs = await deleteExpiredJobs(db, registry, loop, now);
+  return { outboxPublished, outboxFailed, snapshots, usageLedger, jobs };
+}
+
+/** Outbox rows in `statuses` due and settled before `cutoff` (`availableAt` ≤ settle time, so the index range is exact). */
+async function deleteOutbox(db: PrismaDb, loop: BatchLoop, statuses: string, settledAt: string, cutoff: Date): Promise<number> {
+  const where = `status IN (${statuses}) AND availableAt < ? AND ${settledAt} < ?`;
+  return deleteInBatches(db, loop,
+    (limit) => selectIds(db, `SELECT id FROM \`OutboxEvent\` WHERE ${where} ORDER BY status, availableAt LIMIT ${limit}`, cutoff, cutoff),
+    (tx, ids) => tx.$executeRawUnsafe(`DELETE FROM \`OutboxEvent\` WHERE id IN (${marks(ids.length)}) AND ${where}`, ...ids, cutoff, cutoff));
+}
+
+/** Snapshots past `expiresAt` whose job has finished (a job never runs without its snapshot). */
+async function deleteExpiredSnapshots(db: PrismaDb, loop: BatchLoop, now: Date): Promise<number> {
+  return deleteInBatches(db, loop,
+    (limit) => selectIds(db,
+      `SELECT s.id FROM \`AiJobSnapshot\` s JOIN \`AiJob\` j ON j.id = s.jobId
+       WHERE s.expiresAt < ? AND j.lifecycleStatus IN ('succeeded', 'failed', 'cancelled') ORDER BY s.expiresAt LIMIT ${limit}`, now),
+    (tx, ids) => tx.$executeRawUnsafe(`DELETE FROM \`AiJobSnapshot\` WHERE id IN (${marks(ids.length)}) AND expiresAt < ?`, ...ids, now));
+}
+
+/** Ledger rows older than `cutoff` and already in the usage rollup (before its watermark). */
+async function deleteUsageLedger(db: PrismaDb, loop: BatchLoop, cutoff: Date): Promise<number> {
+  const watermark = await readWatermark(db, 'usage');
+  if (!watermark) return 0;
+  const until = minDate(cutoff, watermark);
+  return deleteInBatches(db, loop,
+    (limit) => selectIds(db, `SELECT id FROM \`AiUsageLog\` WHERE createdAt < ? ORDER BY createdAt LIMIT ${limit}`, until),
+    (tx, ids) => tx.$executeRawUnsafe(`DELETE FROM \`AiUsageLog\` WHERE id IN (${marks(ids.length)}) AND createdAt < ?`, ...ids, until));
+}
