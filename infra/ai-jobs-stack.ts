@@ -17,7 +17,9 @@ import * as kms from 'aws-cdk-lib/aws-kms';
 import type * as lambda from 'aws-cdk-lib/aws-lambda';
 import * as secretsmanager from 'aws-cdk-lib/aws-secretsmanager';
 import type { Construct } from 'constructs';
+import { jobRegistry } from '../lib/jobs/registry.ts';
 import { JOB_QUEUE_NAMES } from '../lib/queue/queue-definitions.ts';
+import { requiredMaxReceiveCount } from '../lib/queue/receive-budget.ts';
 import { JobAlarms } from './alarms.ts';
 import type { DatabaseAccess } from './app-function.ts';
 import { createAppFunctions, type AppFunctions } from './app-functions.ts';
@@ -44,10 +46,12 @@ export class AiJobsStack extends Stack {
 
     this.data = config.target === 'aws' ? new DataLayer(this, 'Data', config) : undefined;
     const database: DatabaseAccess = this.data?.access() ?? { environment: { DATABASE_URL: config.localDatabaseUrl } };
+    const jobDefinitions = jobRegistry.getAll();
     const queues = new JobQueues(this, 'Queues', {
       stage: config.stage,
+      jobDefinitions,
       options: {
-        maxReceiveCount: config.maxReceiveCount,
+        maxReceiveCount: config.maxReceiveCount ?? requiredMaxReceiveCount(jobDefinitions),
         visibilityTimeoutSeconds: Object.fromEntries(JOB_QUEUE_NAMES.map((q) =>
           [q, config.consumers[q].timeoutSeconds * VISIBILITY_TO_TIMEOUT_RATIO])),
       },

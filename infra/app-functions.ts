@@ -133,7 +133,7 @@ function queueEnvironment(r: AppResources): Record<string, string> {
     INTERACTIVE_QUEUE_URL: queues.interactive.queueUrl,
     BACKGROUND_QUEUE_URL: queues.background.queueUrl,
     EVENT_BUS_NAME: r.bus.eventBusName,
-    QUEUE_MAX_RECEIVE_COUNT: String(r.config.maxReceiveCount),
+    QUEUE_MAX_RECEIVE_COUNT: String(definitions.interactive.maxReceiveCount),
     INTERACTIVE_VISIBILITY_TIMEOUT_SECONDS: String(definitions.interactive.queue.visibilityTimeoutSeconds),
     BACKGROUND_VISIBILITY_TIMEOUT_SECONDS: String(definitions.background.queue.visibilityTimeoutSeconds),
   };

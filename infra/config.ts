@@ -42,7 +42,11 @@ export interface StageConfig {
    * admin Lambda's own `SUPER_ADMIN` role check. Unset by default: role claims are not scopes.
    */
   adminScope: string | undefined;
-  maxReceiveCount: number;
+  /**
+   * Receives before a message goes to its DLQ. Unset: derived from the job registry
+   * (lib/queue/receive-budget.ts); set lower than a definition needs, synth fails.
+   */
+  maxReceiveCount: number | undefined;
   natGateways: number;
   consumers: Record<QueueName, ConsumerSettings>;
   database: { minCapacity: number; maxCapacity: number; readers: number; requireTls: boolean };
@@ -68,7 +72,6 @@ type Flat = Record<string, unknown>;
 /** Every setting's context key and its built-in default (before `stages.<stage>`). */
 const DEFAULTS: Flat = {
   jwtAudience: 'ai-jobs-api',
-  maxReceiveCount: 5,
   natGateways: 1,
   interactiveBatchSize: 1,
   interactiveConcurrency: 10,
@@ -112,7 +115,7 @@ export function loadStageConfig(node: Node): StageConfig {
     jwtIssuer: urlSetting('jwtIssuer', raw('jwtIssuer')),
     jwtAudience: listSetting('jwtAudience', raw('jwtAudience')),
     adminScope: optionalString(raw('adminScope')),
-    maxReceiveCount: r.num('maxReceiveCount', 1, 1000),
+    maxReceiveCount: raw('maxReceiveCount') === undefined ? undefined : r.num('maxReceiveCount', 1, 1000),
     natGateways: r.num('natGateways', 1, 3),
     consumers: Object.fromEntries(JOB_QUEUE_NAMES.map((q) => [q, consumerSettings(r, q)])) as Record<QueueName, ConsumerSettings>,
     database: {
