@@ -1,7 +1,7 @@
 /**
  * The one way the stack makes a Lambda: NodejsFunction, Node 24 on arm64, bundled locally by esbuild with
  * the settings of ./bundling.ts (no Docker), in the VPC's private subnets (on AWS), with its own log group,
- * source maps enabled at run time, and the database connection settings every function shares.
+ * source maps enabled at run time, active X-Ray tracing, and the database connection settings every function shares.
  */
 import path from 'node:path';
 import { Duration, RemovalPolicy } from 'aws-cdk-lib';
@@ -59,12 +59,14 @@ export function createAppFunction(scope: Construct, name: LambdaName, ctx: Funct
       securityGroups: [ctx.database.network.securityGroup],
     } : {}),
     logGroup,
+    // X-Ray: Lambda traces every invocation; the AWS SDK clients add subsegments (lib/config/tracing.ts).
+    tracing: lambda.Tracing.ACTIVE,
     description: `ai-jobs ${ctx.stage}: ${source.entry}`,
   });
 }
 
 /** CloudWatch accepts only some retention periods: the longest one not above `days`. */
-function retentionOf(days: number): logs.RetentionDays {
+export function retentionOf(days: number): logs.RetentionDays {
   const allowed = Object.values(logs.RetentionDays).filter((v): v is number => typeof v === 'number' && v > 0 && v <= days);
   return (allowed.length ? Math.max(...allowed) : logs.RetentionDays.ONE_DAY) as logs.RetentionDays;
 }

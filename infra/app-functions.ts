@@ -61,8 +61,9 @@ export function createAppFunctions(scope: Construct, r: AppResources): AppFuncti
     return fn;
   };
   const api = { timeout: Duration.seconds(15), memoryMb: 1024 };
-  const apiUser = create('ApiUser', { ...api, environment: { ...queueEnv, ...dbPool(3), CREDENTIALS_KMS_KEY_ID: r.credentialsKey.keyArn } });
-  const apiAdmin = create('ApiAdmin', { ...api, environment: { ...queueEnv, ...dlqEnv, ...dbPool(3) } });
+  const admin = adminEnvironment(r.config);
+  const apiUser = create('ApiUser', { ...api, environment: { ...queueEnv, ...admin, ...dbPool(3), CREDENTIALS_KMS_KEY_ID: r.credentialsKey.keyArn } });
+  const apiAdmin = create('ApiAdmin', { ...api, environment: { ...queueEnv, ...dlqEnv, ...admin, ...dbPool(3) } });
   const dispatcher = create('Dispatcher', { timeout: Duration.seconds(55), environment: { ...queueEnv, ...dbPool(3) } });
   const reaper = create('Reaper', { timeout: Duration.seconds(60), environment: { ...dlqEnv, ...dbPool(3) } });
   const migrate = create('Migrate', {
@@ -145,6 +146,11 @@ function deadLetterEnvironment(r: AppResources): Record<string, string> {
     INTERACTIVE_DLQ_URL: r.queues.deadLetterQueues.interactive.queueUrl,
     BACKGROUND_DLQ_URL: r.queues.deadLetterQueues.background.queueUrl,
   };
+}
+
+/** Which token claim holds the caller's groups and which group is admin (lib/api/auth.ts reads these). */
+function adminEnvironment(config: StageConfig): Record<string, string> {
+  return { ADMIN_CLAIM: config.adminClaim, ADMIN_GROUP: config.adminGroup };
 }
 
 function dbPool(connections: number): Record<string, string> {

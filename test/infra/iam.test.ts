@@ -18,7 +18,7 @@ beforeAll(() => {
     platformSecret: logicalIdOf(s.stack.node.findChild('PlatformProviderKeys')),
     bus: logicalIdOf(s.stack.node.findChild('DomainEvents')),
   };
-}, 60_000);
+}, 180_000);
 
 const statements = (fn: NodejsFunction): Statement[] => statementsOfRole(s, fn.role!);
 /** action → sorted resource ids, for actions with `prefix`. */
