@@ -21,6 +21,7 @@ import { jobRegistry } from '../lib/jobs/registry.ts';
 import { PLATFORM_SECRET_PLACEHOLDER_KEY } from '../lib/credentials/platform-secret.ts';
 import { JOB_QUEUE_NAMES } from '../lib/queue/queue-definitions.ts';
 import { requiredMaxReceiveCount } from '../lib/queue/receive-budget.ts';
+import { acknowledge } from './acknowledge.ts';
 import { JobAlarms } from './alarms.ts';
 import { retentionOf, type DatabaseAccess } from './app-function.ts';
 import { createAppFunctions, type AppFunctions } from './app-functions.ts';
@@ -112,6 +113,8 @@ function credentialStores(scope: Construct, config: StageConfig): { credentialsK
     },
     removalPolicy: config.production ? RemovalPolicy.RETAIN : RemovalPolicy.DESTROY,
   });
+  acknowledge(platformSecret, 'AwsSolutions-SMG4',
+    'Holds third-party provider API keys: they rotate at the provider, by an operator (docs/deploy.md), not by a Lambda');
   return { credentialsKey, platformSecret };
 }
 

@@ -18,6 +18,7 @@ import { Construct } from 'constructs';
 import { retentionOf, type DatabaseAccess } from './app-function.ts';
 import type { StageConfig } from './config.ts';
 import { ApiEndpoints } from './vpc-endpoints.ts';
+import { acknowledge } from './acknowledge.ts';
 
 /** The schema the application uses (the secret's `dbname`). */
 export const DATABASE_NAME = 'ai_jobs';
@@ -118,6 +119,7 @@ export class DataLayer extends Construct {
       cloudwatchLogsExports: [...DATABASE_LOG_EXPORTS],
     });
     exportLogs.forEach((group) => cluster.node.addDependency(group));
+    acknowledgeClusterFindings(cluster, generatedSecret, production);
     return cluster;
   }
 
@@ -142,4 +144,17 @@ export class DataLayer extends Construct {
     proxySecurityGroup.addEgressRule(this.cluster.connections.securityGroups[0]!, ec2.Port.tcp(3306), 'proxy to the cluster');
     return proxy;
   }
+}
+
+/** cdk-nag findings on the cluster and its secret, and why they are accepted. */
+function acknowledgeClusterFindings(cluster: rds.DatabaseCluster, secret: rds.DatabaseSecret, production: boolean): void {
+  acknowledge(cluster, 'AwsSolutions-RDS6',
+    'Clients authenticate to RDS Proxy with the Secrets Manager secret (TLS required); nothing connects to the cluster with IAM');
+  acknowledge(cluster, 'AwsSolutions-RDS11',
+    'Isolated subnets, reachable only from the proxy security group: a non-default port would hide nothing');
+  acknowledge(cluster, 'AwsSolutions-RDS14',
+    'Recovery is point-in-time restore from continuous backups; Backtrack must be chosen at creation and bills per change record');
+  if (!production) acknowledge(cluster, 'AwsSolutions-RDS10', 'Non-production stages are disposable; production sets deletion protection');
+  acknowledge(secret, 'AwsSolutions-SMG4',
+    'Rotation not set up yet: the proxy and functions read the secret at connect time, rotation needs a rotation Lambda in the VPC (follow-up)');
 }
