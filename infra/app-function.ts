@@ -60,7 +60,7 @@ export function createAppFunction(scope: Construct, name: LambdaName, ctx: Funct
       securityGroups: [ctx.database.network.securityGroup],
     } : {}),
     logGroup,
-    // X-Ray: Lambda traces every invocation; the AWS SDK clients add subsegments (lib/config/tracing.ts).
+    // X-Ray: Lambda records each (sampled) invocation. No Powertools Tracer in the code: see docs/deploy.md "Alarms".
     tracing: lambda.Tracing.ACTIVE,
     description: `ai-jobs ${ctx.stage}: ${source.entry}`,
   });
