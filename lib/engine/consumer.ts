@@ -5,7 +5,7 @@
  * - retryable failure → the message's visibility is set to the backoff delay, then the record is reported
  *   failed, so SQS redelivers it when the backoff is over;
  * - a malformed body → reported failed and made visible at once, so it reaches the dead-letter queue after
- *   the queue's max receive count; it never fails the other records.
+ *   the queue's max receive count; it fails only the later records of its own message group (below).
  *
  * FIFO order: a batch may hold several records of one message group (definitions with `messageGroup: 'user'`
  * put a user's jobs in one group; a re-enqueued job shares its first message's group). Records of one group
