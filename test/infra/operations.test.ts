@@ -26,7 +26,7 @@ let prod: Synthesized;
 beforeAll(() => {
   dev = synthStack();
   prod = synthStack(PROD);
-}, 240_000);
+}, 600_000);
 
 describe('alarm topic', () => {
   it('lets CloudWatch alarms of this account publish, besides denying non-TLS publishing', () => {

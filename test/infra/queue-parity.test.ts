@@ -49,7 +49,7 @@ let prod: Synthesized;
 beforeAll(() => {
   dev = synthStack();
   prod = synthStack({ stage: 'prod', maxReceiveCount: '12' });
-}, 180_000);
+}, 600_000);
 
 describe('job queue parity', () => {
   it('gives the stack exactly the queues and attributes jobQueueDefinitions defines, in every stage', () => {

@@ -9,7 +9,7 @@ import { synthStack, type Synthesized } from './synth.ts';
 let dev: Synthesized;
 beforeAll(() => {
   dev = synthStack();
-}, 120_000);
+}, 600_000);
 
 const maxReceiveCountOf = (template: Synthesized['template'], queueName: string): number => {
   const [queue] = Object.values(template.findResources('AWS::SQS::Queue', { Properties: { QueueName: queueName } }));
@@ -34,7 +34,7 @@ describe('maxReceiveCount', () => {
     }
   });
 
-  it('fails synth when the stage sets a maxReceiveCount a definition outgrows (the old 5)', { timeout: 120_000 }, () => {
+  it('fails synth when the stage sets a maxReceiveCount a definition outgrows (the old 5)', { timeout: 600_000 }, () => {
     let error: unknown;
     try {
       synthStack({ maxReceiveCount: 5 });

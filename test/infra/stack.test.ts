@@ -21,7 +21,7 @@ let prod: Synthesized;
 beforeAll(() => {
   dev = synthStack();
   prod = synthStack({ stage: 'prod', jwtIssuer: 'https://login.example.org/', alarmEmail: 'ops@example.org' });
-}, 180_000);
+}, 600_000);
 
 describe('database', () => {
   it('is an encrypted Aurora MySQL 3 Serverless v2 cluster in isolated subnets with an RDS-generated secret', () => {
@@ -171,7 +171,7 @@ describe('HTTP API', () => {
     for (const route of routes) {
       expect(route.AuthorizationScopes, route.RouteKey).toEqual(adminKeys.has(route.RouteKey) ? ['ai-jobs/admin'] : undefined);
     }
-  }, 180_000);
+  }, 600_000);
 
   it('throttles on the $default stage with the configured limits', () => {
     dev.template.hasResourceProperties('AWS::ApiGatewayV2::Stage', {

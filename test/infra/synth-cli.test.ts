@@ -21,10 +21,10 @@ beforeAll(() => {
     cwd: PROJECT_ROOT,
     env: { ...env, CDK_DISABLE_CLI_TELEMETRY: 'true', AWS_EC2_METADATA_DISABLED: 'true', CI: 'true' },
     encoding: 'utf8',
-    timeout: 170_000,
+    timeout: 540_000,
   });
   elapsedMs = Date.now() - started;
-}, 180_000);
+}, 600_000);
 
 afterAll(() => rmSync(outDir, { recursive: true, force: true }));
 
