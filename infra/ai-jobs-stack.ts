@@ -17,9 +17,13 @@ import * as kms from 'aws-cdk-lib/aws-kms';
 import type * as lambda from 'aws-cdk-lib/aws-lambda';
 import * as secretsmanager from 'aws-cdk-lib/aws-secretsmanager';
 import type { Construct } from 'constructs';
+import { jobRegistry } from '../lib/jobs/registry.ts';
+import { PLATFORM_SECRET_PLACEHOLDER_KEY } from '../lib/credentials/platform-secret.ts';
 import { JOB_QUEUE_NAMES } from '../lib/queue/queue-definitions.ts';
+import { requiredMaxReceiveCount } from '../lib/queue/receive-budget.ts';
+import { acknowledge } from './acknowledge.ts';
 import { JobAlarms } from './alarms.ts';
-import type { DatabaseAccess } from './app-function.ts';
+import { retentionOf, type DatabaseAccess } from './app-function.ts';
 import { createAppFunctions, type AppFunctions } from './app-functions.ts';
 import { VISIBILITY_TO_TIMEOUT_RATIO, type StageConfig } from './config.ts';
 import { DataLayer } from './data-layer.ts';
@@ -44,10 +48,12 @@ export class AiJobsStack extends Stack {
 
     this.data = config.target === 'aws' ? new DataLayer(this, 'Data', config) : undefined;
     const database: DatabaseAccess = this.data?.access() ?? { environment: { DATABASE_URL: config.localDatabaseUrl } };
+    const jobDefinitions = jobRegistry.getAll();
     const queues = new JobQueues(this, 'Queues', {
       stage: config.stage,
+      jobDefinitions,
       options: {
-        maxReceiveCount: config.maxReceiveCount,
+        maxReceiveCount: config.maxReceiveCount ?? requiredMaxReceiveCount(jobDefinitions),
         visibilityTimeoutSeconds: Object.fromEntries(JOB_QUEUE_NAMES.map((q) =>
           [q, config.consumers[q].timeoutSeconds * VISIBILITY_TO_TIMEOUT_RATIO])),
       },
@@ -60,7 +66,10 @@ export class AiJobsStack extends Stack {
     });
     const { apiUser, apiAdmin, consumers, dispatcher, reaper, maintenance, migrate } = this.functions;
     const served = [apiUser, apiAdmin, consumers.interactive, consumers.background, dispatcher, reaper, maintenance];
-    deployTimeMigrations(this, { migrate, after: this.data ? [this.data] : [], before: served });
+    deployTimeMigrations(this, {
+      migrate, after: this.data ? [this.data] : [], before: served,
+      logRetention: retentionOf(config.logRetentionDays), production: config.production,
+    });
 
     // LocalStack's free tier has no API Gateway v2: there the local runtime serves the API (docs/deploy.md).
     if (config.target === 'aws') new JobsHttpApi(this, 'Http', { config, userFunction: apiUser, adminFunction: apiAdmin });
@@ -72,6 +81,11 @@ export class AiJobsStack extends Stack {
       alarmEmail: config.alarmEmail,
       queues,
       functions: { ...Object.fromEntries(served.map((fn) => [fn.node.id, fn])), Migrate: migrate },
+      ...(this.data ? { database: { cluster: this.data.cluster, proxyName: this.data.proxyName } } : {}),
+      consumers: {
+        interactive: { fn: consumers.interactive, timeoutSeconds: config.consumers.interactive.timeoutSeconds },
+        background: { fn: consumers.background, timeoutSeconds: config.consumers.background.timeoutSeconds },
+      },
     });
     outputs(this, { queues, bus, credentialsKey, platformSecret });
   }
@@ -91,10 +105,17 @@ function credentialStores(scope: Construct, config: StageConfig): { credentialsK
   const platformSecret = new secretsmanager.Secret(scope, 'PlatformProviderKeys', {
     secretName: `ai-jobs/${config.stage}/platform-provider-keys`,
     description: 'JSON object provider name -> API key, e.g. {"deepseek":"sk-..."}; set after the first deploy',
-    // An empty object: jobs in platform_key mode fail with a clear "has no provider keys" until it is set.
-    secretObjectValue: {},
+    // Generated, never a literal SecretString: CloudFormation would write a literal back over the operator's keys
+    // whenever it updates this resource. Until set, jobs in platform_key mode fail with "has no provider keys".
+    generateSecretString: {
+      secretStringTemplate: '{}',
+      generateStringKey: PLATFORM_SECRET_PLACEHOLDER_KEY,
+      excludePunctuation: true,
+    },
     removalPolicy: config.production ? RemovalPolicy.RETAIN : RemovalPolicy.DESTROY,
   });
+  acknowledge(platformSecret, 'AwsSolutions-SMG4',
+    'Holds third-party provider API keys: they rotate at the provider, by an operator (docs/deploy.md), not by a Lambda');
   return { credentialsKey, platformSecret };
 }
 

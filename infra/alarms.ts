@@ -3,17 +3,24 @@
  * - a dead-letter queue holds any message (visible or not: the reaper hides what it has read for an hour);
  * - a job queue's oldest message is older than its queue's threshold (consumers stuck or throttled);
  * - the outbox backlog the dispatcher reports (`AiJobs/OutboxBacklog`, service `outbox-dispatcher`) stays high;
- * - any function reports errors, or is throttled.
+ * - any function reports errors, or is throttled;
+ * - database and consumers (./database-alarms.ts): Aurora ACU use, proxy connections and pinned sessions,
+ *   the share of jobs that fail, consumer durations close to their timeout.
+ *
+ * The topic refuses non-TLS publishing (`enforceSSL`, a Deny) and allows CloudWatch alarms of this account
+ * to publish: a topic policy with only the Deny would drop every alarm notification.
  */
-import { Duration } from 'aws-cdk-lib';
+import { Duration, Stack } from 'aws-cdk-lib';
 import * as cloudwatch from 'aws-cdk-lib/aws-cloudwatch';
 import * as actions from 'aws-cdk-lib/aws-cloudwatch-actions';
+import * as iam from 'aws-cdk-lib/aws-iam';
 import type * as lambda from 'aws-cdk-lib/aws-lambda';
 import * as sns from 'aws-cdk-lib/aws-sns';
 import * as subscriptions from 'aws-cdk-lib/aws-sns-subscriptions';
 import { Construct } from 'constructs';
 import { JOB_QUEUE_NAMES, type QueueName } from '../lib/queue/queue-definitions.ts';
 import type { JobQueues } from './job-queues.ts';
+import { consumerAlarms, databaseAlarms, type ConsumerAlarmTarget, type DatabaseAlarmTargets } from './database-alarms.ts';
 
 /** Oldest-message age that means a queue is not being drained. */
 export const OLDEST_MESSAGE_AGE_THRESHOLD_SECONDS: Readonly<Record<QueueName, number>> = { interactive: 300, background: 1800 };
@@ -27,7 +34,21 @@ export interface AlarmsProps {
   alarmEmail: string | undefined;
   queues: JobQueues;
   functions: Record<string, lambda.IFunction>;
+  /** Absent on LocalStack (no Aurora or proxy there). */
+  database?: DatabaseAlarmTargets;
+  consumers: Record<QueueName, ConsumerAlarmTarget>;
 }
+
+/** Options of one alarm; the comparison defaults to "greater than", one period, missing data not breaching. */
+export interface AlarmOptions {
+  threshold: number;
+  description: string;
+  evaluationPeriods?: number;
+  comparisonOperator?: cloudwatch.ComparisonOperator;
+}
+
+/** Creates an alarm that notifies `topic`. */
+export type AddAlarm = (id: string, metric: cloudwatch.IMetric, options: AlarmOptions) => cloudwatch.Alarm;
 
 export class JobAlarms extends Construct {
   readonly topic: sns.Topic;
@@ -35,10 +56,14 @@ export class JobAlarms extends Construct {
   constructor(scope: Construct, id: string, props: AlarmsProps) {
     super(scope, id);
     this.topic = new sns.Topic(this, 'Topic', { displayName: `ai-jobs ${props.stage} alarms`, enforceSSL: true });
+    allowCloudWatchAlarms(this.topic);
     if (props.alarmEmail) this.topic.addSubscription(new subscriptions.EmailSubscription(props.alarmEmail));
     for (const queue of JOB_QUEUE_NAMES) this.queueAlarms(props.queues, queue);
     this.outboxBacklogAlarm();
     for (const [name, fn] of Object.entries(props.functions)) this.functionAlarms(name, fn);
+    const add: AddAlarm = (id, metric, options) => this.alarm(id, metric, options);
+    if (props.database) databaseAlarms(add, props.database);
+    consumerAlarms(add, props.consumers);
   }
 
   private queueAlarms(queues: JobQueues, queue: QueueName): void {
@@ -91,11 +116,7 @@ export class JobAlarms extends Construct {
     });
   }
 
-  private alarm(
-    id: string,
-    metric: cloudwatch.IMetric,
-    options: { threshold: number; description: string; evaluationPeriods?: number; comparisonOperator?: cloudwatch.ComparisonOperator },
-  ): cloudwatch.Alarm {
+  private alarm(id: string, metric: cloudwatch.IMetric, options: AlarmOptions): cloudwatch.Alarm {
     const alarm = new cloudwatch.Alarm(this, id, {
       metric,
       threshold: options.threshold,
@@ -107,4 +128,22 @@ export class JobAlarms extends Construct {
     alarm.addAlarmAction(new actions.SnsAction(this.topic));
     return alarm;
   }
+}
+
+/**
+ * Lets CloudWatch alarms of this account publish to `topic` (SNS's documented policy for CloudWatch, scoped with
+ * `aws:SourceAccount` and `aws:SourceArn` so no other account's alarm can use the topic).
+ */
+export function allowCloudWatchAlarms(topic: sns.Topic): void {
+  const { account, region, partition } = Stack.of(topic);
+  topic.addToResourcePolicy(new iam.PolicyStatement({
+    sid: 'AllowCloudWatchAlarmsOfThisAccount',
+    principals: [new iam.ServicePrincipal('cloudwatch.amazonaws.com')],
+    actions: ['sns:Publish'],
+    resources: [topic.topicArn],
+    conditions: {
+      StringEquals: { 'aws:SourceAccount': account },
+      ArnLike: { 'aws:SourceArn': `arn:${partition}:cloudwatch:${region}:${account}:alarm:*` },
+    },
+  }));
 }

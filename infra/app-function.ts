@@ -1,7 +1,7 @@
 /**
  * The one way the stack makes a Lambda: NodejsFunction, Node 24 on arm64, bundled locally by esbuild with
  * the settings of ./bundling.ts (no Docker), in the VPC's private subnets (on AWS), with its own log group,
- * source maps enabled at run time, and the database connection settings every function shares.
+ * source maps enabled at run time, active X-Ray tracing, and the database connection settings every function shares.
  */
 import path from 'node:path';
 import { Duration, RemovalPolicy } from 'aws-cdk-lib';
@@ -12,6 +12,7 @@ import * as logs from 'aws-cdk-lib/aws-logs';
 import type { ISecret } from 'aws-cdk-lib/aws-secretsmanager';
 import type { Construct } from 'constructs';
 import { LAMBDA_ENTRIES, PROJECT_ROOT, lambdaBundling, type LambdaName } from './bundling.ts';
+import { LAMBDA_MANAGED_POLICY_FINDINGS, acknowledge } from './acknowledge.ts';
 
 /** How functions reach the database: its variables, the secret they read, the network they run in. */
 export interface DatabaseAccess {
@@ -42,7 +43,7 @@ export function createAppFunction(scope: Construct, name: LambdaName, ctx: Funct
     retention: retentionOf(ctx.logRetentionDays),
     removalPolicy: ctx.production ? RemovalPolicy.RETAIN : RemovalPolicy.DESTROY,
   });
-  return new NodejsFunction(scope, name, {
+  const fn = new NodejsFunction(scope, name, {
     entry: path.join(PROJECT_ROOT, source.entry),
     handler: 'handler',
     projectRoot: PROJECT_ROOT,
@@ -59,12 +60,26 @@ export function createAppFunction(scope: Construct, name: LambdaName, ctx: Funct
       securityGroups: [ctx.database.network.securityGroup],
     } : {}),
     logGroup,
+    // X-Ray: Lambda records each (sampled) invocation. No Powertools Tracer in the code: see docs/deploy.md "Alarms".
+    tracing: lambda.Tracing.ACTIVE,
     description: `ai-jobs ${ctx.stage}: ${source.entry}`,
   });
+  acknowledgeLambdaRole(fn.role!);
+  return fn;
+}
+
+/** cdk-nag findings every function role has, and why they are accepted. */
+function acknowledgeLambdaRole(role: Construct): void {
+  acknowledge(role, LAMBDA_MANAGED_POLICY_FINDINGS.basic,
+    'AWS-maintained policy limited to creating log streams and putting log events; the function logs to its own group');
+  acknowledge(role, LAMBDA_MANAGED_POLICY_FINDINGS.vpc,
+    'AWS-maintained policy for the ENIs a function in a VPC needs; a hand-written copy would only drift from it');
+  acknowledge(role, 'AwsSolutions-IAM5[Resource::*]',
+    'X-Ray (active tracing): xray:PutTraceSegments and PutTelemetryRecords support no resource-level permissions');
 }
 
 /** CloudWatch accepts only some retention periods: the longest one not above `days`. */
-function retentionOf(days: number): logs.RetentionDays {
+export function retentionOf(days: number): logs.RetentionDays {
   const allowed = Object.values(logs.RetentionDays).filter((v): v is number => typeof v === 'number' && v > 0 && v <= days);
   return (allowed.length ? Math.max(...allowed) : logs.RetentionDays.ONE_DAY) as logs.RetentionDays;
 }

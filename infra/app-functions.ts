@@ -64,8 +64,9 @@ export function createAppFunctions(scope: Construct, r: AppResources): AppFuncti
     return fn;
   };
   const api = { timeout: Duration.seconds(15), memoryMb: 1024 };
-  const apiUser = create('ApiUser', { ...api, environment: { ...queueEnv, ...dbPool(DB_POOL.api), CREDENTIALS_KMS_KEY_ID: r.credentialsKey.keyArn } });
-  const apiAdmin = create('ApiAdmin', { ...api, environment: { ...queueEnv, ...dlqEnv, ...dbPool(DB_POOL.api) } });
+  const admin = adminEnvironment(r.config);
+  const apiUser = create('ApiUser', { ...api, environment: { ...queueEnv, ...admin, ...dbPool(DB_POOL.api), CREDENTIALS_KMS_KEY_ID: r.credentialsKey.keyArn } });
+  const apiAdmin = create('ApiAdmin', { ...api, environment: { ...queueEnv, ...dlqEnv, ...admin, ...dbPool(DB_POOL.api) } });
   const dispatcher = create('Dispatcher', { timeout: Duration.seconds(55), environment: { ...queueEnv, ...dbPool(DB_POOL.dispatcher) } });
   const reaper = create('Reaper', { timeout: Duration.seconds(60), environment: { ...dlqEnv, ...dbPool(DB_POOL.reaper) } });
   const maintenance = create('Maintenance', { timeout: Duration.minutes(2), environment: { ...retentionEnvironment(r), ...dbPool(DB_POOL.maintenance) } });
@@ -137,7 +138,7 @@ function queueEnvironment(r: AppResources): Record<string, string> {
     INTERACTIVE_QUEUE_URL: queues.interactive.queueUrl,
     BACKGROUND_QUEUE_URL: queues.background.queueUrl,
     EVENT_BUS_NAME: r.bus.eventBusName,
-    QUEUE_MAX_RECEIVE_COUNT: String(r.config.maxReceiveCount),
+    QUEUE_MAX_RECEIVE_COUNT: String(definitions.interactive.maxReceiveCount),
     INTERACTIVE_VISIBILITY_TIMEOUT_SECONDS: String(definitions.interactive.queue.visibilityTimeoutSeconds),
     BACKGROUND_VISIBILITY_TIMEOUT_SECONDS: String(definitions.background.queue.visibilityTimeoutSeconds),
   };
@@ -174,6 +175,11 @@ function retentionEnvironment(r: AppResources): Record<string, string> {
     [RETENTION_ENV.outboxFailedDays]: String(outboxFailedDays),
     [RETENTION_ENV.usageLedgerDays]: String(usageLedgerDays),
   };
+}
+
+/** Which token claim holds the caller's groups and which group is admin (lib/api/auth.ts reads these). */
+function adminEnvironment(config: StageConfig): Record<string, string> {
+  return { ADMIN_CLAIM: config.adminClaim, ADMIN_GROUP: config.adminGroup };
 }
 
 function dbPool(connections: number): Record<string, string> {

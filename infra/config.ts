@@ -42,7 +42,28 @@ export interface StageConfig {
    * admin Lambda's own `SUPER_ADMIN` role check. Unset by default: role claims are not scopes.
    */
   adminScope: string | undefined;
-  maxReceiveCount: number;
+  /** The token claim the API Lambdas read the caller's groups from (`ADMIN_CLAIM`; default `cognito:groups`). */
+  adminClaim: string;
+  /** The group in {@link adminClaim} that makes a caller an admin (`ADMIN_GROUP`; default `SUPER_ADMIN`). */
+  adminGroup: string;
+  /** Browser origins allowed by CORS on the HTTP API; empty (the default) turns CORS off. */
+  corsOrigins: string[];
+  /**
+   * AZ names the VPC (and so the RDS Proxy) uses, e.g. `["us-east-1a","us-east-1b"]`: RDS Proxy is not offered
+   * in every AZ, so a stage pins AZs whose IDs it supports. Unset: the first two AZs of the region
+   * (`Fn::GetAZs`, no lookup). See docs/deploy.md "Availability zones".
+   */
+  availabilityZones: string[] | undefined;
+  /**
+   * Interface VPC endpoints for the AWS APIs the functions call (SQS, KMS, Secrets Manager, EventBridge,
+   * CloudWatch Logs/monitoring), so that traffic skips the NAT gateways. Costs per AZ-hour: see docs/deploy.md.
+   */
+  vpcEndpoints: boolean;
+  /**
+   * Receives before a message goes to its DLQ. Unset: derived from the job registry
+   * (lib/queue/receive-budget.ts); set lower than a definition needs, synth fails.
+   */
+  maxReceiveCount: number | undefined;
   natGateways: number;
   consumers: Record<QueueName, ConsumerSettings>;
   database: { minCapacity: number; maxCapacity: number; readers: number; requireTls: boolean };
@@ -70,7 +91,9 @@ type Flat = Record<string, unknown>;
 /** Every setting's context key and its built-in default (before `stages.<stage>`). */
 const DEFAULTS: Flat = {
   jwtAudience: 'ai-jobs-api',
-  maxReceiveCount: 5,
+  adminClaim: 'cognito:groups',
+  adminGroup: 'SUPER_ADMIN',
+  vpcEndpoints: false,
   natGateways: 1,
   interactiveBatchSize: 1,
   interactiveConcurrency: 10,
@@ -117,7 +140,12 @@ export function loadStageConfig(node: Node): StageConfig {
     jwtIssuer: urlSetting('jwtIssuer', raw('jwtIssuer')),
     jwtAudience: listSetting('jwtAudience', raw('jwtAudience')),
     adminScope: optionalString(raw('adminScope')),
-    maxReceiveCount: r.num('maxReceiveCount', 1, 1000),
+    adminClaim: stringSetting('adminClaim', raw('adminClaim')),
+    adminGroup: stringSetting('adminGroup', raw('adminGroup')),
+    corsOrigins: corsOrigins(raw('corsOrigins')),
+    availabilityZones: availabilityZones(raw('availabilityZones')),
+    vpcEndpoints: booleanSetting('vpcEndpoints', raw('vpcEndpoints')),
+    maxReceiveCount: raw('maxReceiveCount') === undefined ? undefined : r.num('maxReceiveCount', 1, 1000),
     natGateways: r.num('natGateways', 1, 3),
     consumers: Object.fromEntries(JOB_QUEUE_NAMES.map((q) => [q, consumerSettings(r, q)])) as Record<QueueName, ConsumerSettings>,
     database: {
@@ -144,6 +172,28 @@ function mockAiBaseUrl(target: DeployTarget, raw: unknown): string | undefined {
   const value = optionalString(raw);
   if (value && target !== 'localstack') throw new StageConfigError('mockAiBaseUrl', 'is allowed only with target=localstack');
   return value;
+}
+
+/** Exact https origins (`https://app.example.com`), or `http://localhost:<port>` for development. */
+function corsOrigins(raw: unknown): string[] {
+  if (raw === undefined || raw === '' || (Array.isArray(raw) && raw.length === 0)) return [];
+  const origins = listSetting('corsOrigins', raw);
+  for (const origin of origins) {
+    const url = URL.canParse(origin) ? new URL(origin) : undefined;
+    const ok = url && url.origin === origin && (url.protocol === 'https:' || url.hostname === 'localhost');
+    if (!ok) throw new StageConfigError('corsOrigins', `has "${origin}"; each must be an origin like https://app.example.com (no *, path or trailing /)`);
+  }
+  return origins;
+}
+
+/** At least two AZ names of one region (RDS needs two for its subnet group). */
+function availabilityZones(raw: unknown): string[] | undefined {
+  if (raw === undefined || raw === '') return undefined;
+  const zones = listSetting('availabilityZones', raw);
+  if (zones.length < 2 || zones.some((z) => !/^[a-z]{2}(-[a-z]+)+-\d[a-z]$/.test(z))) {
+    throw new StageConfigError('availabilityZones', 'must name at least two AZs, e.g. us-east-1a,us-east-1b');
+  }
+  return zones;
 }
 
 function consumerSettings(r: Reader, queue: QueueName): ConsumerSettings {

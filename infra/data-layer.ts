@@ -5,24 +5,33 @@
  *
  * Lambdas reach the database only through the proxy, with the secret's user and password over TLS (the
  * proxy requires it): many short-lived Lambda connections become a few pooled database connections.
- * The VPC takes its AZs from `Fn::GetAZs`, so the stack stays environment-agnostic (no context lookups).
+ * The VPC spans the stage's `availabilityZones` (context) — RDS Proxy is not offered in every AZ — or, when
+ * unset, the region's first two (`Fn::GetAZs`): either way the stack stays environment-agnostic (no lookups).
+ * The cluster's log exports go to log groups created here with the stage's retention.
  */
 import { CfnOutput, Duration, RemovalPolicy } from 'aws-cdk-lib';
 import * as ec2 from 'aws-cdk-lib/aws-ec2';
+import * as logs from 'aws-cdk-lib/aws-logs';
 import * as rds from 'aws-cdk-lib/aws-rds';
 import type * as secretsmanager from 'aws-cdk-lib/aws-secretsmanager';
 import { Construct } from 'constructs';
-import type { DatabaseAccess } from './app-function.ts';
+import { retentionOf, type DatabaseAccess } from './app-function.ts';
 import type { StageConfig } from './config.ts';
+import { ApiEndpoints } from './vpc-endpoints.ts';
+import { acknowledge } from './acknowledge.ts';
 
 /** The schema the application uses (the secret's `dbname`). */
 export const DATABASE_NAME = 'ai_jobs';
 const DATABASE_USER = 'ai_jobs_admin';
+/** Aurora log types exported to CloudWatch Logs (`/aws/rds/cluster/<cluster>/<type>`). */
+export const DATABASE_LOG_EXPORTS = ['error', 'slowquery'] as const;
 
 export class DataLayer extends Construct {
   readonly vpc: ec2.Vpc;
   readonly cluster: rds.DatabaseCluster;
   readonly proxy: rds.DatabaseProxy;
+  /** The proxy's name: its CloudWatch metrics' `ProxyName` dimension. */
+  readonly proxyName: string;
   readonly secret: secretsmanager.ISecret;
   /** Every Lambda gets this group; the proxy admits it on the MySQL port. */
   readonly lambdaSecurityGroup: ec2.SecurityGroup;
@@ -31,7 +40,7 @@ export class DataLayer extends Construct {
   constructor(scope: Construct, id: string, config: StageConfig) {
     super(scope, id);
     this.vpc = new ec2.Vpc(this, 'Vpc', {
-      maxAzs: 2,
+      ...(config.availabilityZones ? { availabilityZones: config.availabilityZones } : { maxAzs: 2 }),
       natGateways: config.natGateways,
       subnetConfiguration: [
         { name: 'public', subnetType: ec2.SubnetType.PUBLIC, cidrMask: 24 },
@@ -42,8 +51,18 @@ export class DataLayer extends Construct {
     this.lambdaSecurityGroup = new ec2.SecurityGroup(this, 'LambdaSecurityGroup', {
       vpc: this.vpc, description: 'AI job Lambdas', allowAllOutbound: true,
     });
+    // Rejected traffic only: what a misconfigured security group or an unexpected caller looks like, at little cost.
+    this.vpc.addFlowLog('RejectedFlows', {
+      trafficType: ec2.FlowLogTrafficType.REJECT,
+      destination: ec2.FlowLogDestination.toCloudWatchLogs(new logs.LogGroup(this, 'FlowLogs', {
+        retention: retentionOf(config.logRetentionDays),
+        removalPolicy: config.production ? RemovalPolicy.RETAIN : RemovalPolicy.DESTROY,
+      })),
+    });
+    if (config.vpcEndpoints) new ApiEndpoints(this, 'ApiEndpoints', { vpc: this.vpc, clients: this.lambdaSecurityGroup });
     this.cluster = this.createCluster(config);
     this.secret = this.cluster.secret!;
+    this.proxyName = `ai-jobs-${config.stage}`;
     this.proxy = this.createProxy(config);
     this.requireTls = config.database.requireTls;
     new CfnOutput(scope, 'DatabaseProxyEndpoint', { value: this.proxy.endpoint });
@@ -74,7 +93,15 @@ export class DataLayer extends Construct {
     });
     // Retained with a retained cluster: without it nobody knows the master password.
     generatedSecret.applyRemovalPolicy(production ? RemovalPolicy.RETAIN : RemovalPolicy.DESTROY);
-    return new rds.DatabaseCluster(this, 'Cluster', {
+    const clusterIdentifier = `ai-jobs-${config.stage}`;
+    // Created before the cluster so RDS exports into them instead of creating groups that never expire.
+    const exportLogs = DATABASE_LOG_EXPORTS.map((type) => new logs.LogGroup(this, `${type}Logs`, {
+      logGroupName: `/aws/rds/cluster/${clusterIdentifier}/${type}`,
+      retention: retentionOf(config.logRetentionDays),
+      removalPolicy: production ? RemovalPolicy.RETAIN : RemovalPolicy.DESTROY,
+    }));
+    const cluster = new rds.DatabaseCluster(this, 'Cluster', {
+      clusterIdentifier,
       engine: rds.DatabaseClusterEngine.auroraMysql({ version: rds.AuroraMysqlEngineVersion.VER_3_10_0 }),
       credentials: rds.Credentials.fromSecret(generatedSecret),
       defaultDatabaseName: DATABASE_NAME,
@@ -89,8 +116,11 @@ export class DataLayer extends Construct {
       backup: { retention: Duration.days(production ? 14 : 1) },
       deletionProtection: production,
       removalPolicy: production ? RemovalPolicy.RETAIN : RemovalPolicy.SNAPSHOT,
-      cloudwatchLogsExports: ['error', 'slowquery'],
+      cloudwatchLogsExports: [...DATABASE_LOG_EXPORTS],
     });
+    exportLogs.forEach((group) => cluster.node.addDependency(group));
+    acknowledgeClusterFindings(cluster, generatedSecret, production);
+    return cluster;
   }
 
   private createProxy(config: StageConfig): rds.DatabaseProxy {
@@ -98,7 +128,7 @@ export class DataLayer extends Construct {
       vpc: this.vpc, description: 'RDS Proxy of the AI job database', allowAllOutbound: false,
     });
     const proxy = this.cluster.addProxy('Proxy', {
-      dbProxyName: `ai-jobs-${config.stage}`,
+      dbProxyName: this.proxyName,
       vpc: this.vpc,
       vpcSubnets: { subnetType: ec2.SubnetType.PRIVATE_ISOLATED },
       secrets: [this.secret],
@@ -114,4 +144,17 @@ export class DataLayer extends Construct {
     proxySecurityGroup.addEgressRule(this.cluster.connections.securityGroups[0]!, ec2.Port.tcp(3306), 'proxy to the cluster');
     return proxy;
   }
+}
+
+/** cdk-nag findings on the cluster and its secret, and why they are accepted. */
+function acknowledgeClusterFindings(cluster: rds.DatabaseCluster, secret: rds.DatabaseSecret, production: boolean): void {
+  acknowledge(cluster, 'AwsSolutions-RDS6',
+    'Clients authenticate to RDS Proxy with the Secrets Manager secret (TLS required); nothing connects to the cluster with IAM');
+  acknowledge(cluster, 'AwsSolutions-RDS11',
+    'Isolated subnets, reachable only from the proxy security group: a non-default port would hide nothing');
+  acknowledge(cluster, 'AwsSolutions-RDS14',
+    'Recovery is point-in-time restore from continuous backups; Backtrack must be chosen at creation and bills per change record');
+  if (!production) acknowledge(cluster, 'AwsSolutions-RDS10', 'Non-production stages are disposable; production sets deletion protection');
+  acknowledge(secret, 'AwsSolutions-SMG4',
+    'Rotation not set up yet: the proxy and functions read the secret at connect time, rotation needs a rotation Lambda in the VPC (follow-up)');
 }

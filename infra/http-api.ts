@@ -3,8 +3,11 @@
  * the admin Lambda, every route behind the JWT authorizer (issuer and audience from context). The admin
  * Lambda also checks the caller's `SUPER_ADMIN` role itself (lib/api/auth.ts); an optional `adminScope`
  * makes API Gateway require an OAuth scope on admin routes as well. Throttling is set on the stage.
+ *
+ * CORS (`corsOrigins`, none by default): API Gateway answers preflight `OPTIONS` itself. No route is `ANY` or
+ * `OPTIONS`, so a preflight never reaches the JWT authorizer (browsers send it without credentials).
  */
-import { CfnOutput, RemovalPolicy } from 'aws-cdk-lib';
+import { CfnOutput, Duration, RemovalPolicy } from 'aws-cdk-lib';
 import * as apigw from 'aws-cdk-lib/aws-apigatewayv2';
 import { HttpJwtAuthorizer } from 'aws-cdk-lib/aws-apigatewayv2-authorizers';
 import { HttpLambdaIntegration } from 'aws-cdk-lib/aws-apigatewayv2-integrations';
@@ -13,7 +16,11 @@ import type * as lambda from 'aws-cdk-lib/aws-lambda';
 import * as logs from 'aws-cdk-lib/aws-logs';
 import { Construct } from 'constructs';
 import { ADMIN_ROUTES, USER_ROUTES, type ApiRoute } from '../lib/api/routes.ts';
+import { retentionOf } from './app-function.ts';
 import type { StageConfig } from './config.ts';
+
+/** Request headers browsers may send cross-origin: the bearer token and JSON bodies. */
+export const CORS_ALLOWED_HEADERS = ['authorization', 'content-type'];
 
 export interface JobsHttpApiProps {
   config: StageConfig;
@@ -45,9 +52,10 @@ export class JobsHttpApi extends Construct {
       apiName: `ai-jobs-${config.stage}`,
       createDefaultStage: false,
       defaultAuthorizer: authorizer,
+      ...(config.corsOrigins.length ? { corsPreflight: corsOf(config.corsOrigins) } : {}),
     });
     const accessLogs = new logs.LogGroup(this, 'AccessLogs', {
-      retention: logs.RetentionDays.ONE_MONTH,
+      retention: retentionOf(config.logRetentionDays),
       removalPolicy: config.production ? RemovalPolicy.RETAIN : RemovalPolicy.DESTROY,
     });
     this.stage = this.api.addStage('DefaultStage', {
@@ -81,4 +89,16 @@ export class JobsHttpApi extends Construct {
       });
     }
   }
+}
+
+/** Preflight answers for `origins`: the methods our routes use, the headers in {@link CORS_ALLOWED_HEADERS}. */
+function corsOf(origins: string[]): apigw.CorsPreflightOptions {
+  const methods = [...new Set([...USER_ROUTES, ...ADMIN_ROUTES].map((route) => apigw.CorsHttpMethod[route.method]))];
+  return {
+    allowOrigins: origins,
+    allowHeaders: CORS_ALLOWED_HEADERS,
+    allowMethods: [...methods, apigw.CorsHttpMethod.OPTIONS],
+    allowCredentials: false,
+    maxAge: Duration.hours(1),
+  };
 }

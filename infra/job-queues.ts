@@ -2,6 +2,8 @@
  * The job queues, built from lib/queue/queue-definitions.ts — the same definitions the local runtime and the
  * test harness create through the SQS API (test/infra/queue-parity.test.ts proves the attributes equal).
  * Nothing about a queue is decided here except how CDK spells it, plus a policy that refuses plain HTTP.
+ * Synth fails when a job definition needs more receives than its queue's `maxReceiveCount`
+ * (lib/queue/receive-budget.ts): such a queue would dead-letter jobs that still have attempts left.
  */
 import { Duration } from 'aws-cdk-lib';
 import * as sqs from 'aws-cdk-lib/aws-sqs';
@@ -14,10 +16,14 @@ import {
   type QueueDefinitionOptions,
   type QueueName,
 } from '../lib/queue/queue-definitions.ts';
+import { assertReceiveBudget } from '../lib/queue/receive-budget.ts';
+import type { JobDefinitionMetadata } from '../lib/jobs/definition.ts';
 
 export interface JobQueuesProps {
   stage: string;
   options: QueueDefinitionOptions;
+  /** Every job definition the consumers run (the registry's), checked against the queues' receive budget. */
+  jobDefinitions: readonly JobDefinitionMetadata[];
 }
 
 export class JobQueues extends Construct {
@@ -28,6 +34,9 @@ export class JobQueues extends Construct {
   constructor(scope: Construct, id: string, props: JobQueuesProps) {
     super(scope, id);
     this.definitions = jobQueueDefinitions(props.stage, props.options);
+    assertReceiveBudget(props.jobDefinitions, {
+      interactive: this.definitions.interactive.maxReceiveCount, background: this.definitions.background.maxReceiveCount,
+    });
     const queues: Partial<Record<QueueName, sqs.Queue>> = {};
     const deadLetterQueues: Partial<Record<QueueName, sqs.Queue>> = {};
     for (const name of JOB_QUEUE_NAMES) {

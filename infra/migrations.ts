@@ -21,8 +21,9 @@
 import { createHash } from 'node:crypto';
 import { readdirSync, readFileSync } from 'node:fs';
 import path from 'node:path';
-import { Duration } from 'aws-cdk-lib';
+import { CfnResource, Duration, Fn, RemovalPolicy, Stack } from 'aws-cdk-lib';
 import type * as lambda from 'aws-cdk-lib/aws-lambda';
+import * as logs from 'aws-cdk-lib/aws-logs';
 import { Trigger } from 'aws-cdk-lib/triggers';
 import type { Construct } from 'constructs';
 import { PROJECT_ROOT } from './bundling.ts';
@@ -50,16 +51,38 @@ export interface DeployTimeMigrationsProps {
   after: Construct[];
   /** What must not change before migrations are applied (every other function). */
   before: Construct[];
+  /** Retention of the log group of the Trigger's provider function (CDK's own, which makes none). */
+  logRetention: logs.RetentionDays;
+  production: boolean;
 }
+
+/** Construct id CDK gives the Trigger's singleton provider in the stack (aws-cdk-lib/triggers). */
+const TRIGGER_PROVIDER_ID = 'AWSCDK.TriggerCustomResourceProviderCustomResourceProvider';
 
 /** The trigger that runs `migrate` during deployment (see the module comment). */
 export function deployTimeMigrations(scope: Construct, props: DeployTimeMigrationsProps): Trigger {
-  return new Trigger(scope, 'MigrateOnDeploy', {
+  const trigger = new Trigger(scope, 'MigrateOnDeploy', {
     handler: props.migrate,
     // Past the function's own timeout, so a slow migration fails as the function's error, not the invoke's.
     timeout: props.migrate.timeout ? props.migrate.timeout.plus(Duration.minutes(1)) : Duration.minutes(11),
     executeOnHandlerChange: true,
     executeAfter: props.after,
     executeBefore: props.before,
+  });
+  trigger.node.addDependency(providerLogGroup(scope, props));
+  return trigger;
+}
+
+/**
+ * The log group `/aws/lambda/<provider>` of the Trigger's provider function, with the stage's retention.
+ * Created before the trigger runs (the trigger depends on it), or Lambda would create it without expiry first.
+ */
+function providerLogGroup(scope: Construct, props: DeployTimeMigrationsProps): logs.LogGroup {
+  const provider = Stack.of(scope).node.findChild(TRIGGER_PROVIDER_ID);
+  const handler = provider.node.findChild('Handler') as CfnResource;
+  return new logs.LogGroup(scope, 'MigrateOnDeployProviderLogs', {
+    logGroupName: Fn.join('', ['/aws/lambda/', handler.ref]),
+    retention: props.logRetention,
+    removalPolicy: props.production ? RemovalPolicy.RETAIN : RemovalPolicy.DESTROY,
   });
 }

@@ -39,6 +39,13 @@ export class PlatformKeys {
 }
 
 /**
+ * The one entry of the secret's value when the stack created it (`{"unset":"<random>"}`): the stack generates
+ * the value rather than writing one, so no deploy can ever reset keys an operator stored (infra/ai-jobs-stack.ts).
+ * Parsing treats the secret as still having no provider keys.
+ */
+export const PLATFORM_SECRET_PLACEHOLDER_KEY = 'unset';
+
+/**
  * Parses the secret's SecretString. Error messages name the secret and the rule, never a value, and carry no
  * `cause` (a JSON parser's message quotes the text it choked on).
  * @throws CredentialInvalidError when the secret is empty, not a JSON object, has no entry, names a provider
@@ -54,7 +61,7 @@ export function parsePlatformSecret(secretString: string | undefined, secretId =
     throw invalid('is not valid JSON');
   }
   if (typeof parsed !== 'object' || parsed === null || Array.isArray(parsed)) throw invalid('is not a JSON object');
-  const entries = Object.entries(parsed);
+  const entries = Object.entries(parsed).filter(([provider]) => provider !== PLATFORM_SECRET_PLACEHOLDER_KEY);
   if (entries.length === 0) throw invalid('has no provider keys');
   entries.forEach(([provider, key], index) => {
     if (!PROVIDER_NAME.test(provider)) throw invalid(`entry ${index + 1}: provider name is not [a-z][a-z0-9_-]{0,31}`);

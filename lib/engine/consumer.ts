@@ -1,15 +1,20 @@
 /**
- * The SQS side of a consumer Lambda: records of a batch run concurrently through the engine; the response
- * lists only the records SQS must deliver again (`batchItemFailures`, partial batch failure).
+ * The SQS side of a consumer Lambda: the response lists only the records SQS must deliver again
+ * (`batchItemFailures`, partial batch failure).
  * - success, permanent failure, cancellation, duplicate delivery → acknowledged (deleted by Lambda);
  * - retryable failure → the message's visibility is set to the backoff delay, then the record is reported
  *   failed, so SQS redelivers it when the backoff is over;
  * - a malformed body → reported failed and made visible at once, so it reaches the dead-letter queue after
- *   the queue's max receive count; it never fails the other records.
- * FIFO note: messages are grouped by job id, so no two records of one group share a batch in practice; with
- * per-user groups, order inside a batch is not kept (jobs of a user are independent).
+ *   the queue's max receive count; it fails only the later records of its own message group (below).
+ *
+ * FIFO order: a batch may hold several records of one message group (definitions with `messageGroup: 'user'`
+ * put a user's jobs in one group; a re-enqueued job shares its first message's group). Records of one group
+ * run one after another, in batch order, through Powertools' `SqsFifoPartialProcessorAsync` with
+ * `skipGroupOnError`: after a failed record every later record of its group is reported failed unprocessed,
+ * so SQS redelivers the group from the failed record on, in order. Different groups run in parallel, as
+ * they would on different consumers.
  */
-import { BatchProcessor, EventType, processPartialResponse } from '@aws-lambda-powertools/batch';
+import { SqsFifoPartialProcessorAsync, processPartialResponse } from '@aws-lambda-powertools/batch';
 import { ChangeMessageVisibilityCommand, type SQSClient } from '@aws-sdk/client-sqs';
 import type { Context, SQSBatchResponse, SQSEvent, SQSRecord } from 'aws-lambda';
 import { EngineError } from '../errors.ts';
@@ -34,18 +39,33 @@ export interface ConsumerConfig {
 /** SQS allows a visibility timeout up to 12 hours. */
 const MAX_VISIBILITY_SECONDS = 43_200;
 
-/** Processes one SQS batch and returns the partial batch response. */
+/**
+ * Processes one SQS batch and returns the partial batch response: message groups in parallel, the records of
+ * a group in order, skipping (reporting failed) the rest of a group after its first failure.
+ */
 export async function consumeBatch(event: SQSEvent, config: ConsumerConfig, context?: Context): Promise<SQSBatchResponse> {
-  const processor = new BatchProcessor(EventType.SQS);
   try {
-    return await processPartialResponse(event, (record: SQSRecord) => handleRecord(record, config), processor, {
-      ...(context ? { context } : {}),
-      throwOnFullBatchFailure: false,
-      processInParallel: true,
-    });
+    const responses = await Promise.all(byMessageGroup(event.Records).map((Records) =>
+      processPartialResponse({ Records }, (record: SQSRecord) => handleRecord(record, config), new SqsFifoPartialProcessorAsync(), {
+        ...(context ? { context } : {}),
+        skipGroupOnError: true,
+        throwOnFullBatchFailure: false,
+      })));
+    const failed = new Set(responses.flatMap((r) => r.batchItemFailures.map((f) => f.itemIdentifier)));
+    return { batchItemFailures: event.Records.filter((r) => failed.has(r.messageId)).map((r) => ({ itemIdentifier: r.messageId })) };
   } finally {
     config.engine.metrics.publishStoredMetrics();
   }
+}
+
+/** The batch's records per message group, each group in batch order (no group id: a group of its own). */
+export function byMessageGroup(records: readonly SQSRecord[]): SQSRecord[][] {
+  const groups = new Map<string, SQSRecord[]>();
+  for (const record of records) {
+    const key = record.attributes?.MessageGroupId ?? `message:${record.messageId}`;
+    groups.set(key, [...(groups.get(key) ?? []), record]);
+  }
+  return [...groups.values()];
 }
 
 async function handleRecord(record: SQSRecord, config: ConsumerConfig): Promise<void> {

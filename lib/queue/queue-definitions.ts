@@ -15,9 +15,9 @@ export type { QueueName };
 export const JOB_QUEUE_NAMES = ['interactive', 'background'] as const satisfies readonly QueueName[];
 
 /**
- * Receives before a message goes to the dead-letter queue, unless configured otherwise. Every engine retry is
- * a redelivery of the same message, so this must exceed the largest `maxAttempts` a definition may have
- * (maxRetries ≤ 10 → 11 attempts) with room for duplicate deliveries.
+ * Receives before a message goes to the dead-letter queue where nothing configures it (local runtime, tests).
+ * Every engine retry is a redelivery of the same message, so this must cover what the registry's definitions
+ * need (./receive-budget.ts; test/infra/receive-budget.test.ts checks it). The stack derives its own value.
  */
 export const DEFAULT_MAX_RECEIVE_COUNT = 15;
 

@@ -16,7 +16,7 @@ import { CDK_JSON, logicalIdOf, synthStack, type Synthesized } from './synth.ts'
 let dev: Synthesized;
 beforeAll(() => {
   dev = synthStack();
-}, 60_000);
+}, 600_000);
 
 describe('bundling', () => {
   it('bundles ESM for node24, minified with names kept, source maps on, the createRequire banner, the AWS SDK included (only iconv-lite CJK tables left out)', () => {

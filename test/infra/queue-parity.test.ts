@@ -13,6 +13,7 @@ import { DATABASE_SECRET_ARN_ENV } from '../../lib/config/database-secret.ts';
 import { jobRegistry } from '../../lib/jobs/registry.ts';
 import { createJobQueues } from '../../lib/queue/create-queues.ts';
 import { JOB_QUEUE_NAMES, jobQueueDefinitions, toSqsQueueAttributes, type FifoQueueSpec } from '../../lib/queue/queue-definitions.ts';
+import { requiredMaxReceiveCount } from '../../lib/queue/receive-budget.ts';
 import { VISIBILITY_TO_TIMEOUT_RATIO } from '../../infra/config.ts';
 import { referencedId, synthStack, type Synthesized } from './synth.ts';
 
@@ -47,8 +48,8 @@ let dev: Synthesized;
 let prod: Synthesized;
 beforeAll(() => {
   dev = synthStack();
-  prod = synthStack({ stage: 'prod', maxReceiveCount: '7' });
-}, 60_000);
+  prod = synthStack({ stage: 'prod', maxReceiveCount: '12' });
+}, 600_000);
 
 describe('job queue parity', () => {
   it('gives the stack exactly the queues and attributes jobQueueDefinitions defines, in every stage', () => {
@@ -64,7 +65,7 @@ describe('job queue parity', () => {
           .toEqual(expectedAttributes(d.queue, { name: d.deadLetterQueue.name, maxReceiveCount: d.maxReceiveCount }));
       }
     }
-    expect(jobQueueDefinitions('prod', queueOptionsFromEnv(envOf(prod, 'Dispatcher'))).interactive.maxReceiveCount).toBe(7);
+    expect(jobQueueDefinitions('prod', queueOptionsFromEnv(envOf(prod, 'Dispatcher'))).interactive.maxReceiveCount).toBe(12);
   });
 
   it('writes the environment from which every queue-using function derives the same definitions', () => {
@@ -72,7 +73,7 @@ describe('job queue parity', () => {
       const env = envOf(dev, fn);
       expect(stageFromEnv(env)).toBe('dev');
       expect(jobQueueDefinitions(stageFromEnv(env), queueOptionsFromEnv(env)), fn)
-        .toEqual(jobQueueDefinitions('dev', { maxReceiveCount: dev.config.maxReceiveCount, visibilityTimeoutSeconds: visibilityOf(dev) }));
+        .toEqual(jobQueueDefinitions('dev', { maxReceiveCount: requiredMaxReceiveCount(jobRegistry.getAll()), visibilityTimeoutSeconds: visibilityOf(dev) }));
     }
   });
 

@@ -5,6 +5,7 @@
 import { beforeAll, describe, expect, it } from 'vitest';
 import { ADMIN_ROUTES, USER_ROUTES, routeKeyOf } from '../../lib/api/routes.ts';
 import { LAMBDA_ENTRIES } from '../../infra/bundling.ts';
+import { PLATFORM_SECRET_PLACEHOLDER_KEY, parsePlatformSecret } from '../../lib/credentials/platform-secret.ts';
 import { logicalIdOf, referencedId, synthStack, type Synthesized } from './synth.ts';
 
 type Resource = { Properties: Record<string, any>; DependsOn?: string[]; DeletionPolicy?: string };
@@ -20,7 +21,7 @@ let prod: Synthesized;
 beforeAll(() => {
   dev = synthStack();
   prod = synthStack({ stage: 'prod', jwtIssuer: 'https://login.example.org/', alarmEmail: 'ops@example.org' });
-}, 60_000);
+}, 600_000);
 
 describe('database', () => {
   it('is an encrypted Aurora MySQL 3 Serverless v2 cluster in isolated subnets with an RDS-generated secret', () => {
@@ -83,8 +84,16 @@ describe('keys and secrets', () => {
     dev.template.hasResourceProperties('AWS::KMS::Alias', { AliasName: 'alias/ai-jobs-dev-credentials' });
   });
 
-  it('has the platform provider secret, an empty JSON object until an operator sets the keys', () => {
-    dev.template.hasResourceProperties('AWS::SecretsManager::Secret', { Name: 'ai-jobs/dev/platform-provider-keys', SecretString: '{}' });
+  it('has the platform provider secret, generated (never a literal a later deploy would write back) until an operator sets the keys', () => {
+    const [, secret] = resources(dev, 'AWS::SecretsManager::Secret').find(([, r]) => r.Properties.Name === 'ai-jobs/dev/platform-provider-keys')!;
+    expect(secret.Properties.SecretString).toBeUndefined();
+    expect(secret.Properties.GenerateSecretString).toMatchObject({ SecretStringTemplate: '{}', GenerateStringKey: PLATFORM_SECRET_PLACEHOLDER_KEY });
+    for (const [id, r] of resources(dev, 'AWS::SecretsManager::Secret')) expect(r.Properties.SecretString, id).toBeUndefined();
+  });
+
+  it('reads the generated value as "no provider keys yet", so platform_key jobs fail clearly until it is set', () => {
+    expect(() => parsePlatformSecret(JSON.stringify({ [PLATFORM_SECRET_PLACEHOLDER_KEY]: 'Xy12random' }))).toThrow(/has no provider keys/);
+    expect(parsePlatformSecret(JSON.stringify({ [PLATFORM_SECRET_PLACEHOLDER_KEY]: 'Xy12random', deepseek: 'sk-1' })).providers).toEqual(['deepseek']);
   });
 });
 
@@ -170,7 +179,7 @@ describe('HTTP API', () => {
     for (const route of routes) {
       expect(route.AuthorizationScopes, route.RouteKey).toEqual(adminKeys.has(route.RouteKey) ? ['ai-jobs/admin'] : undefined);
     }
-  }, 60_000);
+  }, 600_000);
 
   it('throttles on the $default stage with the configured limits', () => {
     dev.template.hasResourceProperties('AWS::ApiGatewayV2::Stage', {
