@@ -16,6 +16,8 @@ export interface GatewayOptions {
   audience: TokenAudience;
   userHandler: ApiHandler;
   adminHandler: ApiHandler;
+  /** Local-only paths tried before the API routes (the console); resolves true when it answered. */
+  localRoutes?(req: http.IncomingMessage, res: http.ServerResponse): Promise<boolean>;
   onError(err: unknown): void;
 }
 
@@ -32,6 +34,7 @@ export function createGatewayServer(o: GatewayOptions): http.Server {
 }
 
 async function handle(req: http.IncomingMessage, res: http.ServerResponse, o: GatewayOptions): Promise<void> {
+  if (await o.localRoutes?.(req, res)) return;
   const url = new URL(req.url ?? '/', 'http://localhost');
   const method = req.method ?? 'GET';
   const user = matchRoute(USER_ROUTES, method, url.pathname);
