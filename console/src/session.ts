@@ -47,7 +47,7 @@ export function useSession(): Session | null {
 
 /** Reads `/console/config.json` (next to index.html). */
 export async function loadConfig(): Promise<ConsoleConfig> {
-  const res = await fetch(new URL('config.json', document.baseURI), { cache: 'no-store' });
+  const res = await fetch(`${import.meta.env.BASE_URL}config.json`, { cache: 'no-store' });
   if (!res.ok) throw new Error(`config.json: HTTP ${res.status}`);
   return (await res.json()) as ConsoleConfig;
 }

@@ -3,6 +3,7 @@
  * range), one page at a time by cursor. The URL is the state: filters, cursor and sort order live in the
  * query string, so any view can be bookmarked and shared.
  */
+import { useState } from 'preact/hooks';
 import { useLocation } from 'preact-iso';
 import { api, JOB_STATES, unwrap, type AdminJobListQuery } from '../api/client.ts';
 import { JobTable } from '../components/job-table.tsx';
@@ -33,33 +34,10 @@ export function JobsPage() {
   const page = useLoad(async () => unwrap(await api.GET('/admin-api/ai/jobs', { params: { query: listQuery } })), [key]);
   const sort = query.sort === 'asc' ? 'asc' : 'desc';
   const filters = Object.fromEntries(FILTERS.map((f) => [f, query[f]]));
-  const onSubmit = (e: SubmitEvent) => {
-    e.preventDefault();
-    const form = new FormData(e.currentTarget as HTMLFormElement);
-    const value = (name: string) => String(form.get(name) ?? '').trim() || undefined;
-    route(jobsUrl({
-      status: value('status'), jobType: value('jobType'), userId: value('userId'), errorCode: value('errorCode'),
-      createdFrom: fromLocalInput(value('createdFrom') ?? ''), createdTo: fromLocalInput(value('createdTo') ?? ''), sort: query.sort,
-    }));
-  };
   return (
     <>
       <h1 tabIndex={-1}>Jobs</h1>
-      <form class="filters" role="search" aria-label="Filter jobs" onSubmit={onSubmit} key={key}>
-        <label>State
-          <select name="status" defaultValue={query.status ?? ''}>
-            <option value="">any</option>
-            {JOB_STATES.map((s) => <option key={s} value={s}>{s}</option>)}
-          </select>
-        </label>
-        <label>Type <input name="jobType" defaultValue={query.jobType ?? ''} placeholder="quiz_generation" /></label>
-        <label>User <input name="userId" defaultValue={query.userId ?? ''} /></label>
-        <label>Error code <input name="errorCode" defaultValue={query.errorCode ?? ''} placeholder="DEAD_LETTERED" /></label>
-        <label>Created from <input type="datetime-local" name="createdFrom" defaultValue={toLocalInput(query.createdFrom)} /></label>
-        <label>Created before <input type="datetime-local" name="createdTo" defaultValue={toLocalInput(query.createdTo)} /></label>
-        <button type="submit" class="primary">Apply filters</button>
-        <a href={jobsUrl({})}>Clear</a>
-      </form>
+      <FilterForm key={key} query={query} onApply={(f) => route(jobsUrl({ ...f, sort: query.sort }))} />
       <LoadStatus loading={page.loading} error={page.error}>{page.data?.items.length ?? 0} jobs on this page</LoadStatus>
       {page.data && (
         <JobTable caption="Jobs, filtered" jobs={page.data.items} sort={sort}
@@ -70,5 +48,42 @@ export function JobsPage() {
         {page.data?.nextCursor && <a href={jobsUrl({ ...filters, sort: query.sort, cursor: page.data.nextCursor })}>Next page</a>}
       </nav>
     </>
+  );
+}
+
+type Filters = Record<(typeof FILTERS)[number], string>;
+
+/** The filter form, its fields controlled and seeded from the URL (re-created when the URL changes). */
+function FilterForm(p: { query: Record<string, string>; onApply(filters: Partial<Filters>): void }) {
+  const [f, setF] = useState<Filters>({
+    status: p.query.status ?? '', jobType: p.query.jobType ?? '', userId: p.query.userId ?? '', errorCode: p.query.errorCode ?? '',
+    createdFrom: toLocalInput(p.query.createdFrom), createdTo: toLocalInput(p.query.createdTo),
+  });
+  const bind = (name: keyof Filters) => ({
+    name, value: f[name], onInput: (e: Event) => setF({ ...f, [name]: (e.currentTarget as HTMLInputElement).value }),
+  });
+  const onSubmit = (e: SubmitEvent) => {
+    e.preventDefault();
+    p.onApply({
+      status: f.status, jobType: f.jobType.trim(), userId: f.userId.trim(), errorCode: f.errorCode.trim(),
+      createdFrom: fromLocalInput(f.createdFrom) ?? '', createdTo: fromLocalInput(f.createdTo) ?? '',
+    });
+  };
+  return (
+    <form class="filters" role="search" aria-label="Filter jobs" onSubmit={onSubmit}>
+      <label>State
+        <select {...bind('status')} onChange={(e) => setF({ ...f, status: e.currentTarget.value })}>
+          <option value="">any</option>
+          {JOB_STATES.map((s) => <option key={s} value={s}>{s}</option>)}
+        </select>
+      </label>
+      <label>Type <input {...bind('jobType')} placeholder="quiz_generation" /></label>
+      <label>User <input {...bind('userId')} /></label>
+      <label>Error code <input {...bind('errorCode')} placeholder="DEAD_LETTERED" /></label>
+      <label>Created from <input type="datetime-local" {...bind('createdFrom')} /></label>
+      <label>Created before <input type="datetime-local" {...bind('createdTo')} /></label>
+      <button type="submit" class="primary">Apply filters</button>
+      <a href={jobsUrl({})}>Clear</a>
+    </form>
   );
 }
