@@ -53,6 +53,12 @@ export interface StageConfig {
   /** LocalStack only: the mock AI server (lib/dev/mock-ai-server.ts) the consumers may fall back to. */
   mockAiBaseUrl: string | undefined;
   logRetentionDays: number;
+  /** The admin console's own host name (needs {@link consoleCertificateArn}); default the CloudFront domain. */
+  consoleDomainName: string | undefined;
+  /** An ACM certificate in us-east-1 for {@link consoleDomainName}. */
+  consoleCertificateArn: string | undefined;
+  /** The OIDC client (e.g. Cognito app client, no secret) the console signs in with. */
+  consoleClientId: string | undefined;
 }
 
 /** A context value is missing or out of range. */
@@ -126,6 +132,9 @@ export function loadStageConfig(node: Node): StageConfig {
     deepseekBaseUrl: optionalString(raw('deepseekBaseUrl')),
     mockAiBaseUrl: mockAiBaseUrl(target, raw('mockAiBaseUrl')),
     logRetentionDays: r.num('logRetentionDays', 1, 3653),
+    consoleDomainName: optionalString(raw('consoleDomainName')),
+    consoleCertificateArn: optionalString(raw('consoleCertificateArn')),
+    consoleClientId: optionalString(raw('consoleClientId')),
   };
 }
 
