@@ -20,8 +20,10 @@ export default async function globalSetup(): Promise<() => Promise<void>> {
   });
   const exited = once(child, 'exit');
   let url: string | undefined;
+  let sqsEndpoint: string | undefined;
   for await (const line of createInterface({ input: child.stdout! })) {
     if (line.startsWith('console JavaScript') || line.startsWith('admin console')) console.log(line);
+    sqsEndpoint ??= /^SQS \(fauxqs\) at (http:\/\/\S+);/.exec(line)?.[1];
     url = /^listening on (http:\/\/127\.0\.0\.1:\d+)/.exec(line)?.[1];
     if (url) break;
   }
@@ -29,6 +31,7 @@ export default async function globalSetup(): Promise<() => Promise<void>> {
   child.stdout!.resume();
   process.env.CONSOLE_BASE_URL = url;
   process.env.CONSOLE_DATABASE_URL = databaseUrl;
+  process.env.CONSOLE_SQS_ENDPOINT = sqsEndpoint ?? '';
   return async () => {
     child.kill('SIGINT');
     await exited;

@@ -70,10 +70,12 @@ function Queues({ stats }: { stats: StatsResponse }) {
       <h2 id="queues-heading">Queues</h2>
       <table>
         <caption>Approximate depths (SQS)</caption>
-        <thead><tr><th scope="col">Queue</th><th scope="col">Visible</th><th scope="col">In flight</th><th scope="col">Dead-letter queue</th></tr></thead>
+        <thead><tr><th scope="col">Queue</th><th scope="col">Visible</th><th scope="col">In flight</th><th scope="col">Dead-letter queue (all messages)</th></tr></thead>
         <tbody>
           {stats.queues.map((q) => {
-            const dlq = q.deadLetterQueue.approximateMessages;
+            // Visible or hidden (the reaper hides the messages it has handled), a dead letter needs a look.
+            const { approximateMessages: visible, approximateMessagesNotVisible: hidden } = q.deadLetterQueue;
+            const dlq = visible === null && hidden === null ? null : (visible ?? 0) + (hidden ?? 0);
             const dlqUnhealthy = q.unavailable || (dlq ?? 0) > 0;
             return (
               <tr key={q.queueName} data-queue={q.queueName}>
