@@ -6,7 +6,7 @@
  *   SQS FIFO interactive ─▶ ConsumerInteractive ┤
  *   SQS FIFO background  ─▶ ConsumerBackground ─┘   Dispatcher ─▶ SQS queues, EventBridge bus (domain events)
  *
- * plus the KMS key for user credentials, the platform provider secret, the migration trigger and the alarms.
+ * plus the admin console (S3 + CloudFront, the admin API on its origin: infra/console.ts), the KMS key for user credentials, the platform provider secret, the migration trigger and the alarms.
  * The stack has no `env`: it synthesizes offline, without context lookups, and deploys to whatever account
  * and region the CLI's credentials name.
  */
@@ -26,6 +26,7 @@ import { JobAlarms } from './alarms.ts';
 import { retentionOf, type DatabaseAccess } from './app-function.ts';
 import { createAppFunctions, type AppFunctions } from './app-functions.ts';
 import { VISIBILITY_TO_TIMEOUT_RATIO, type StageConfig } from './config.ts';
+import { AdminConsole } from './console.ts';
 import { DataLayer } from './data-layer.ts';
 import { JobsHttpApi } from './http-api.ts';
 import { JobQueues } from './job-queues.ts';
@@ -72,7 +73,10 @@ export class AiJobsStack extends Stack {
     });
 
     // LocalStack's free tier has no API Gateway v2: there the local runtime serves the API (docs/deploy.md).
-    if (config.target === 'aws') new JobsHttpApi(this, 'Http', { config, userFunction: apiUser, adminFunction: apiAdmin });
+    if (config.target === 'aws') {
+      const http = new JobsHttpApi(this, 'Http', { config, userFunction: apiUser, adminFunction: apiAdmin });
+      new AdminConsole(this, 'Console', { config, apiUrl: http.stage.url });
+    }
     everyMinute(this, 'DispatcherSchedule', dispatcher);
     everyMinute(this, 'ReaperSchedule', reaper);
     scheduled(this, 'MaintenanceSchedule', maintenance, Duration.minutes(15));

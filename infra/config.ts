@@ -76,6 +76,12 @@ export interface StageConfig {
   logRetentionDays: number;
   /** Retention run (functions/maintenance.ts); `keep` never deletes. Defaults in lib/maintenance/retention-config.ts. */
   retention: { outboxPublishedDays: number; outboxFailedDays: number | 'keep'; usageLedgerDays: number | 'keep' };
+  /** The admin console's own host name (needs {@link consoleCertificateArn}); default the CloudFront domain. */
+  consoleDomainName: string | undefined;
+  /** An ACM certificate in us-east-1 for {@link consoleDomainName}. */
+  consoleCertificateArn: string | undefined;
+  /** The OIDC client (e.g. Cognito app client, no secret) the console signs in with. */
+  consoleClientId: string | undefined;
 }
 
 /** A context value is missing or out of range. */
@@ -164,6 +170,9 @@ export function loadStageConfig(node: Node): StageConfig {
       outboxFailedDays: raw('retentionOutboxFailedDays') === 'keep' ? 'keep' : r.num('retentionOutboxFailedDays', 1, 36500),
       usageLedgerDays: raw('retentionUsageLedgerDays') === 'keep' ? 'keep' : r.num('retentionUsageLedgerDays', 1, 36500),
     },
+    consoleDomainName: optionalString(raw('consoleDomainName')),
+    consoleCertificateArn: optionalString(raw('consoleCertificateArn')),
+    consoleClientId: optionalString(raw('consoleClientId')),
   };
 }
 

@@ -60,6 +60,7 @@ export async function listAllJobs(db: Db, query: AdminJobListQuery): Promise<Pag
     : undefined;
   return listJobs(db, {
     userId: query.userId, lifecycleStatus: query.status, jobType: query.jobType, queueName: query.queueName, createdAt,
+    errorCode: query.errorCode,
   }, query);
 }
 

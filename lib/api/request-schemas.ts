@@ -63,6 +63,8 @@ export const adminJobListQuerySchema = z
     jobType: jobTypeFilter.optional(),
     queueName: z.enum(QUEUE_NAMES).optional().describe('Only jobs routed to this queue'),
     userId: z.string().min(1).max(64).optional().describe('Only jobs of this user'),
+    errorCode: z.string().regex(/^[A-Z][A-Z0-9_]{0,63}$/, 'must be an error code (A-Z, 0-9, _)').optional()
+      .describe('Only jobs that ended with this error code (e.g. DEAD_LETTERED, LEASE_EXPIRED)'),
     createdFrom: z.iso.datetime({ offset: true }).optional().describe('Created at or after (ISO 8601)'),
     createdTo: z.iso.datetime({ offset: true }).optional().describe('Created before (ISO 8601)'),
     limit: limitSchema,

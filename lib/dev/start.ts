@@ -1,6 +1,7 @@
 /**
- * `npm start`: the whole engine locally on embedded defaults. Prints one line with
- * `listening on http://127.0.0.1:<port>` when ready; Ctrl-C shuts down cleanly.
+ * `npm start`: the whole engine locally on embedded defaults, with the admin console (built first when
+ * console/ changed). Prints the console's URL and `listening on http://127.0.0.1:<port>` when ready;
+ * Ctrl-C shuts down cleanly.
  *
  * Env: DATABASE_URL (default mysql://root@127.0.0.1:3306/ai_jobs), PORT (3000), SQS_PORT (free),
  * MOCK_AI_LATENCY_MS, MOCK_AI_FAILURE_RATE, DEEPSEEK_API_KEY or OPENAI_COMPAT_BASE_URL + OPENAI_COMPAT_API_KEY
@@ -8,6 +9,7 @@
  */
 import { describeConnectionError } from '../db/connection-errors.ts';
 import { databaseUrlFromEnv } from '../db/database-url.ts';
+import { ensureConsoleBuilt } from '../../console/scripts/build.ts';
 import { startLocalRuntime } from './local-runtime/runtime.ts';
 
 const env = process.env;
@@ -15,6 +17,7 @@ const databaseUrl = databaseUrlFromEnv();
 const number = (name: string) => (env[name]?.trim() ? Number(env[name]) : undefined);
 
 try {
+  await ensureConsoleBuilt((line) => console.log(line));
   const runtime = await startLocalRuntime({
     databaseUrl,
     port: number('PORT') ?? 3000,
@@ -22,6 +25,7 @@ try {
     mockAi: { latencyMs: number('MOCK_AI_LATENCY_MS'), failureRate: number('MOCK_AI_FAILURE_RATE') },
   });
   console.log(`SQS (fauxqs) at ${runtime.aws.sqsEndpoint}; get a token with: npm run -s token -- --user alice [--admin]`);
+  console.log(`admin console: ${runtime.consoleUrl} (one-click local sign-in)`);
   console.log(`listening on ${runtime.url}`);
   let stopping = false;
   const shutdown = (signal: string) => {

@@ -62,6 +62,14 @@ describe('GET /admin-api/ai/jobs', () => {
     expect(await ids({ createdFrom: minutesAgo(60).toISOString() })).toEqual([failed.id, quiz.id]);
   });
 
+  it('filters by the error code a job ended with (the console\'s Trouble page)', async () => {
+    const dead = await insertJob({ lifecycleStatus: 'failed', errorCode: 'DEAD_LETTERED' });
+    await insertJob({ lifecycleStatus: 'failed', errorCode: 'INTERNAL' });
+    await insertJob();
+    const res = await admin('GET /admin-api/ai/jobs', { query: { errorCode: 'DEAD_LETTERED' } });
+    expect(res.body.items.map((j: { jobId: string }) => j.jobId)).toEqual([dead.id]);
+  });
+
   it('pages with a cursor', async () => {
     for (let i = 0; i < 3; i += 1) await insertJob();
     const first = await admin('GET /admin-api/ai/jobs', { query: { limit: '2' } });
@@ -75,6 +83,7 @@ describe('GET /admin-api/ai/jobs', () => {
     [{ queueName: 'urgent' }, 'query.queueName'],
     [{ createdFrom: 'yesterday' }, 'query.createdFrom'],
     [{ createdFrom: '2026-01-02T00:00:00Z', createdTo: '2026-01-01T00:00:00Z' }, 'query.createdTo'],
+    [{ errorCode: 'dead lettered' }, 'query.errorCode'],
     [{ owner: 'x' }, 'query'],
   ])('rejects %o with 400 naming %s', async (query, path) => {
     const res = await admin('GET /admin-api/ai/jobs', { query });

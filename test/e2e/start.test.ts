@@ -1,4 +1,4 @@
-/** `npm start` as a process: ready line, a served route, clean Ctrl-C; and a clear exit without MySQL. */
+/** `npm start` as a process: ready line and console URL, a served route, clean Ctrl-C; and a clear exit without MySQL. */
 import { spawn } from 'node:child_process';
 import { once } from 'node:events';
 import { createInterface } from 'node:readline';
@@ -19,7 +19,9 @@ describe('npm start', () => {
     const child = startProcess({ DATABASE_URL: process.env.DATABASE_URL ?? '' });
     const lines = createInterface({ input: child.stdout! });
     let url: string | undefined;
+    let consoleLine: string | undefined;
     for await (const line of lines) {
+      if (line.startsWith('admin console: ')) consoleLine = line;
       const match = /listening on (http:\/\/127\.0\.0\.1:\d+)/.exec(line);
       if (match) {
         url = match[1];
@@ -27,6 +29,7 @@ describe('npm start', () => {
       }
     }
     expect(url).toBeDefined();
+    expect(consoleLine).toContain(`${url}/console/`);
     expect((await fetch(`${url}/api/ai/jobs`)).status).toBe(401);
     child.kill('SIGINT');
     const [code] = await once(child, 'exit');

@@ -19,6 +19,8 @@ export interface GatewayOptions {
   audience: TokenAudience;
   userHandler: ApiHandler;
   adminHandler: ApiHandler;
+  /** Local-only paths tried before the API routes (the console); resolves true when it answered. */
+  localRoutes?(req: http.IncomingMessage, res: http.ServerResponse): Promise<boolean>;
   onError(err: unknown): void;
 }
 
@@ -42,6 +44,7 @@ async function handle(req: http.IncomingMessage, res: http.ServerResponse, o: Ga
     req.resume();
     return send(res, 431, { message: 'Request Header Fields Too Large' });
   }
+  if (await o.localRoutes?.(req, res)) return;
   const url = new URL(req.url ?? '/', 'http://localhost');
   const method = req.method ?? 'GET';
   const user = matchRoute(USER_ROUTES, method, url.pathname);

@@ -4,6 +4,7 @@
  * eager + scheduled dispatch, the reaper, and queue pollers feeding the consumer handlers real SQS batches.
  */
 import type http from 'node:http';
+import { fileURLToPath } from 'node:url';
 import { Logger } from '@aws-lambda-powertools/logger';
 import { createEventBridgeClient, createSqsClient } from '../../config/aws.ts';
 import { closePrisma, getPrisma } from '../../db/client.ts';
@@ -17,6 +18,7 @@ import type { LeaseTiming } from '../../engine/lease-keeper.ts';
 import { startMockAiServer, type MockAiServer } from '../mock-ai-server.ts';
 import { jobTypeMockResponder } from '../mock-responder.ts';
 import { createGatewayServer } from './http-gateway.ts';
+import { CONSOLE_PATH, createConsoleRoutes } from './console-routes.ts';
 import { DEFAULT_JWT_KEY_FILE, LOCAL_TOKEN_AUDIENCE } from './local-auth.ts';
 import { LOCAL_EVENT_BUS, startLocalAws, type LocalAws } from './local-aws.ts';
 import { logEventRoute } from './log-event-route.ts';
@@ -45,11 +47,18 @@ export interface LocalRuntimeOptions {
   reaperIntervalMs?: number;
   /** Rollups and retention (lib/maintenance/); default 60 s (15 min in AWS). */
   maintenanceIntervalMs?: number;
+  /** The built admin console served at /console/ (default console/dist). */
+  consoleDistDir?: string;
   log?: (line: string) => void;
 }
 
+/** Where `npm run console:build` writes the console. */
+export const DEFAULT_CONSOLE_DIST = fileURLToPath(new URL('../../../console/dist', import.meta.url));
+
 export interface LocalRuntime {
   url: string;
+  /** The admin console, e.g. http://127.0.0.1:3000/console/ */
+  consoleUrl: string;
   port: number;
   jwtKey: LocalJwtKey;
   audience: TokenAudience;
@@ -90,10 +99,13 @@ export async function startLocalRuntime(o: LocalRuntimeOptions): Promise<LocalRu
     maintenanceIntervalMs: o.maintenanceIntervalMs ?? 60_000, log });
 
   const jwtKey = o.jwtKey ?? (await loadOrCreateLocalJwtKey(DEFAULT_JWT_KEY_FILE));
-  const server = createGatewayServer({ jwtKey, audience: LOCAL_TOKEN_AUDIENCE, userHandler, adminHandler, onError: (err) => log(`gateway error: ${(err as Error).message}`) });
+  const localRoutes = createConsoleRoutes({ distDir: o.consoleDistDir ?? DEFAULT_CONSOLE_DIST, jwtKey, audience: LOCAL_TOKEN_AUDIENCE });
+  const server = createGatewayServer({
+    jwtKey, audience: LOCAL_TOKEN_AUDIENCE, userHandler, adminHandler, localRoutes, onError: (err) => log(`gateway error: ${(err as Error).message}`),
+  });
   const port = await listen(server, o.port, o.host ?? '127.0.0.1');
   return {
-    url: `http://127.0.0.1:${port}`, port, jwtKey, audience: LOCAL_TOKEN_AUDIENCE, aws, ...(mock ? { mock } : {}),
+    url: `http://127.0.0.1:${port}`, consoleUrl: `http://127.0.0.1:${port}${CONSOLE_PATH}`, port, jwtKey, audience: LOCAL_TOKEN_AUDIENCE, aws, ...(mock ? { mock } : {}),
     stop: async () => {
       await new Promise<void>((resolve) => server.close(() => resolve()));
       server.closeAllConnections?.();

@@ -1,0 +1,28 @@
+/** Display formats (date-fns for every date; no hand-written date maths). */
+import { format, formatDistanceStrict, parseISO } from 'date-fns';
+
+/** `2026-12-01 04:05:06` in the browser's time zone. */
+export function formatTime(iso: string | null | undefined): string {
+  return iso ? format(parseISO(iso), 'yyyy-MM-dd HH:mm:ss') : '—';
+}
+
+/** How long from `from` to `to` (or to now), e.g. `12 seconds`. */
+export function formatDuration(from: string | undefined, to: string | undefined): string {
+  if (!from) return '—';
+  return formatDistanceStrict(to ? parseISO(to) : new Date(), parseISO(from));
+}
+
+/** An ISO instant as the value of an `<input type="datetime-local">` (local time, minutes). */
+export function toLocalInput(iso: string | undefined): string {
+  return iso ? format(parseISO(iso), "yyyy-MM-dd'T'HH:mm") : '';
+}
+
+/** The value of an `<input type="datetime-local">` as an ISO instant, or undefined when empty. */
+export function fromLocalInput(value: string): string | undefined {
+  return value ? new Date(value).toISOString() : undefined;
+}
+
+/** `0.00012300` USD → `$0.000123`. */
+export function formatUsd(decimal: string): string {
+  return `$${Number(decimal).toLocaleString('en-US', { maximumFractionDigits: 6, minimumFractionDigits: 2 })}`;
+}

@@ -1,0 +1,26 @@
+/**
+ * Vite config of the admin console (Preact, built to console/dist, served under /console/). Used by
+ * console/scripts/build.ts (`npm run console:build`, also on `npm start` when the build is stale).
+ */
+import { fileURLToPath } from 'node:url';
+import { defineConfig } from 'vite';
+
+export default defineConfig({
+  root: fileURLToPath(new URL('.', import.meta.url)),
+  base: '/console/',
+  logLevel: 'warn',
+  oxc: { jsx: { runtime: 'automatic', importSource: 'preact' } },
+  build: {
+    outDir: 'dist',
+    emptyOutDir: true,
+    target: 'es2022',
+    sourcemap: false,
+    reportCompressedSize: false,
+    rolldownOptions: {
+      // TanStack's 'use client' markers mean nothing without React Server Components.
+      onwarn(warning, warn) {
+        if (warning.code !== 'MODULE_LEVEL_DIRECTIVE') warn(warning);
+      },
+    },
+  },
+});
