@@ -29,6 +29,7 @@ const ACTIONS: Record<Action, { tag: string; success: Record<number, string | nu
   adminListJobs: { tag: 'admin', success: { 200: 'AdminJobListResponse' }, errors: [400, 401, 403] },
   adminGetJob: { tag: 'admin', success: { 200: 'AdminJobDetail' }, errors: [400, 401, 403, 404] },
   adminRetryJob: { tag: 'admin', success: { 201: 'AdminJobDetail', 200: 'AdminJobDetail' }, errors: [400, 401, 403, 404, 409] },
+  adminCancelJob: { tag: 'admin', success: { 200: 'AdminJobDetail', 202: 'AdminJobDetail' }, errors: [400, 401, 403, 404, 409] },
   adminStats: { tag: 'admin', success: { 200: 'StatsResponse' }, errors: [401, 403] },
 };
 

@@ -9,7 +9,7 @@ import { ConfigurationError } from '../config/aws.ts';
 import { CredentialNotFoundError } from '../credentials/errors.ts';
 import { getActiveUserKeyInfo, revokeUserKey, storeUserKey, type UserKeyProvider } from '../credentials/user-credential-repository.ts';
 import type { PrismaDb } from '../db/client.ts';
-import { requestCancel } from '../jobs/cancellation.ts';
+import { cancellableIn, requestCancel } from '../jobs/cancellation.ts';
 import { createJob, type CreateJobDeps } from '../jobs/create-job.ts';
 import { parseJobInput } from '../jobs/definition.ts';
 import type { JobDefinitionRegistry } from '../jobs/registry.ts';
@@ -82,7 +82,9 @@ async function listJobs({ caller, query, deps }: Ctx): Promise<ApiResult> {
 /** `POST /api/ai/jobs/{jobId}/cancel`: 200 when cancelled now (queued), 202 when requested (running). */
 async function cancelJob(ctx: Ctx): Promise<ApiResult> {
   const { userId } = ctx.caller;
-  const { outcome, job } = await requestCancel(ctx.deps.db, jobIdOf(ctx), { actor: `api:${userId}`, ownerId: userId, now: ctx.deps.now() });
+  const { outcome, job } = await requestCancel(ctx.deps.db, jobIdOf(ctx), {
+    actor: `api:${userId}`, ownerId: userId, now: ctx.deps.now(), isCancellable: cancellableIn(ctx.deps.registry),
+  });
   return json(outcome === 'cancelled' ? 200 : 202, toPublicJobView(job, []));
 }
 
