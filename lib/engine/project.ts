@@ -34,6 +34,9 @@ export async function projectResult(
     const current = await tx.aiJob.findUniqueOrThrow({ where: { id: job.id } });
     if (current.lifecycleStatus === 'succeeded') {
       if (current.outputHash === result.outputHash) return { kind: 'already_projected', job: current };
+      deps.logger.error('output refused: the job already succeeded with another output', {
+        jobId: job.id, storedHash: current.outputHash, refusedHash: result.outputHash,
+      });
       throw new OutputConflictError(job.id, current.outputHash, result.outputHash);
     }
     // Before the projector's writes: an artifact's foreign key share-locks the job row, after which a

@@ -71,12 +71,7 @@ async function project(p: Prepared, result: AttemptResult, deps: EngineDeps): Pr
     if (err instanceof CancelRequestedError || (err instanceof LeaseLostError && (await cancelWon(p, deps)))) {
       return settleFailure(job, def, fence, new JobCancelledError('cancel requested before the projection committed'), job.errorCode, deps);
     }
-    if (err instanceof OutputConflictError) {
-      deps.logger.error('output refused: the job already succeeded with another output', {
-        jobId: job.id, storedHash: err.storedHash, refusedHash: err.newHash,
-      });
-      return { kind: 'acknowledged', jobId: job.id, reason: 'output_conflict' };
-    }
+    if (err instanceof OutputConflictError) return { kind: 'acknowledged', jobId: job.id, reason: 'output_conflict' };
     if (err instanceof LeaseLostError || err instanceof StaleTransitionError) throw err;
     return settleFailure(job, def, fence, asJobFailure(err), job.errorCode, deps);
   }
