@@ -56,4 +56,6 @@ export interface EngineCheckpoints {
 /** Per-message hooks the consumer provides (SQS visibility of the message being processed). */
 export interface MessageControl {
   extendVisibility?: (seconds: number) => Promise<void>;
+  /** Aborted when the consumer abandons the delivery (it outlived its bound): the attempt must stop. */
+  abandoned?: AbortSignal;
 }

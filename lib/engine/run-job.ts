@@ -7,7 +7,8 @@
 import { MetricUnit } from '@aws-lambda-powertools/metrics';
 import type { JobMessage } from '../queue/job-message.ts';
 import { CancelRequestedError, LeaseLostError, StaleTransitionError } from '../jobs/lifecycle-errors.ts';
-import { JobCancelledError, JobTimeoutError, asJobFailure } from '../jobs/failures.ts';
+import { InfrastructureError, JobCancelledError, JobTimeoutError, asJobFailure } from '../jobs/failures.ts';
+import { DeliveryTimeoutError } from './delivery-guard.ts';
 import type { EngineDeps, MessageControl } from './engine-deps.ts';
 import type { RunOutcome } from './outcome.ts';
 import { prepare, type Prepared } from './prepare.ts';
@@ -38,6 +39,8 @@ async function execute(p: Prepared, deps: EngineDeps, control: MessageControl, a
     () => controller.abort(new JobTimeoutError(job.timeoutMs, def.execution.abortStrategy === 'retry')),
     job.timeoutMs,
   );
+  const abandon = () => controller.abort(control.abandoned?.reason);
+  control.abandoned?.addEventListener('abort', abandon, { once: true });
   const stopLease = keepLease({
     db: deps.db, jobId: job.id, fence, controller, timing: deps.timing, extendVisibility: control.extendVisibility,
     onError: (err) => deps.logger.warn('lease keeper error', { jobId: job.id, error: errorName(err) }),
@@ -49,10 +52,13 @@ async function execute(p: Prepared, deps: EngineDeps, control: MessageControl, a
   } catch (err) {
     const reason: unknown = controller.signal.aborted ? controller.signal.reason : err;
     if (reason instanceof LeaseLostError) throw reason;
-    return settleFailure(job, def, fence, asJobFailure(reason), job.errorCode, deps);
+    // Abandoned by the consumer (a hung call): the platform's failure, settled as infrastructure.
+    const failure = reason instanceof DeliveryTimeoutError ? new InfrastructureError(reason.message, { cause: reason }) : asJobFailure(reason);
+    return settleFailure(job, def, fence, failure, job.errorCode, deps);
   } finally {
     clearTimeout(timer);
     stopLease();
+    control.abandoned?.removeEventListener('abort', abandon);
   }
   if (controller.signal.reason instanceof JobCancelledError) {
     return settleFailure(job, def, fence, controller.signal.reason, job.errorCode, deps);

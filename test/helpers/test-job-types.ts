@@ -42,11 +42,18 @@ export const redactedOutputJob = defineJob({
   security: { ...syntheticJob.security, outputRedaction: true },
 });
 
+/** One attempt only (maxRetries 0): any failure that uses an attempt ends it. */
+export const singleAttemptJob = defineJob({
+  ...quickRetryJob,
+  jobType: 'single_attempt_job',
+  execution: { ...quickRetryJob.execution, maxRetries: 0 },
+});
+
 /** Has no projector: nothing but the job row records its success. */
 export const noProjectorJob = defineJob({ ...syntheticJob, jobType: 'no_projector_job', projector: undefined });
 
 export function testRegistry(...extra: JobDefinitionSpec[]) {
   return createRegistry([
-    ...jobDefinitions, quickRetryJob, shortTimeoutJob, retryOnTimeoutJob, uncancellableJob, redactedOutputJob, noProjectorJob, ...extra,
+    ...jobDefinitions, quickRetryJob, shortTimeoutJob, retryOnTimeoutJob, uncancellableJob, redactedOutputJob, noProjectorJob, singleAttemptJob, ...extra,
   ]);
 }
