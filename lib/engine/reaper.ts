@@ -18,6 +18,7 @@ import { findExpiredLocks } from '../jobs/lifecycle-queries.ts';
 import { LeaseLostError, StaleTransitionError } from '../jobs/lifecycle-errors.ts';
 import { buildEnqueueEvent, insertOutboxEvents } from '../outbox/outbox-writer.ts';
 import type { QueueName } from '../queue/queue-definitions.ts';
+import { MAX_RETRY_DELAY_MS } from './retry-policy.ts';
 
 export const LEASE_EXPIRED = 'LEASE_EXPIRED';
 
@@ -80,8 +81,13 @@ export async function reapOverdueRetries(db: PrismaDb, opts: ReaperOptions = DEF
   const counts = emptyCounts();
   const now = opts.now ?? new Date();
   const cutoff = new Date(now.getTime() - opts.overdueRetryMs);
+  // Leases released before retry times were stored have lockUntil NULL: overdue once the longest possible delay passed.
+  const legacyCutoff = new Date(cutoff.getTime() - MAX_RETRY_DELAY_MS);
   const candidates = await db.aiJob.findMany({
-    where: { lifecycleStatus: 'running', lockUntil: { lt: cutoff }, lockedBy: null },
+    where: {
+      lifecycleStatus: 'running', lockedBy: null,
+      OR: [{ lockUntil: { lt: cutoff } }, { lockUntil: null, updatedAt: { lt: legacyCutoff } }],
+    },
     orderBy: { lockUntil: 'asc' }, take: opts.limit,
   });
   for (const job of candidates) {

@@ -74,9 +74,9 @@ describe('the reaper when nothing is stuck', () => {
     const cutoff = new Date();
     const plans = await Promise.all([
       "SELECT id FROM AiJob WHERE lifecycleStatus = 'running' AND lockedBy IS NOT NULL AND lockUntil < ? ORDER BY lockUntil LIMIT 200",
-      "SELECT id FROM AiJob WHERE lifecycleStatus = 'running' AND lockedBy IS NULL AND lockUntil < ? ORDER BY lockUntil LIMIT 200",
+      "SELECT id FROM AiJob WHERE lifecycleStatus = 'running' AND lockedBy IS NULL AND (lockUntil < ? OR (lockUntil IS NULL AND updatedAt < ?)) ORDER BY lockUntil LIMIT 200",
       "SELECT id FROM AiJob WHERE queueName = 'interactive' AND lifecycleStatus = 'queued' AND createdAt < ? ORDER BY createdAt LIMIT 200",
-    ].map((sql) => getSqlPool().query(`EXPLAIN ${sql}`, [cutoff]) as Promise<{ type: string; key: string | null }[]>));
+    ].map((sql) => getSqlPool().query(`EXPLAIN ${sql}`, [cutoff, cutoff]) as Promise<{ type: string; key: string | null }[]>));
     for (const [plan] of plans) {
       expect(plan!.type).not.toBe('ALL');
       expect(plan!.key).not.toBeNull();
