@@ -26,31 +26,34 @@ export async function recoverOpenJobs(db: PrismaDb, bootId: string, now = new Da
   for (let cursor: string | undefined; ;) {
     const jobs = await db.aiJob.findMany({
       where: { lifecycleStatus: { in: ['queued', 'running'] }, ...(cursor ? { id: { gt: cursor } } : {}) },
-      orderBy: { id: 'asc' }, take: 200,
+      orderBy: { id: 'asc' }, take: 500,
     });
     if (jobs.length === 0) return counts;
     cursor = jobs.at(-1)?.id;
-    for (const job of jobs) await recoverOne(db, job, bootId, now, counts);
+    const leased = jobs.filter((j) => j.lifecycleStatus === 'running' && j.lockedBy !== null);
+    for (const job of leased) if (await releaseInterrupted(db, job, now)) counts.released += 1;
+    const due = jobs.filter((j) => j.lifecycleStatus === 'queued' || j.lockedBy !== null || j.lockUntil === null || j.lockUntil <= now);
+    // One insert per page: a restart after a busy run has many open jobs to hand out again.
+    if (due.length > 0) await db.$transaction((tx) => insertOutboxEvents(tx, due.map((job) => bootMessage(job, bootId))));
+    counts.reenqueued += due.length;
   }
 }
 
-async function recoverOne(db: PrismaDb, job: AiJob, bootId: string, now: Date, counts: BootRecovery): Promise<void> {
-  const releasedNotDue = job.lifecycleStatus === 'running' && job.lockedBy === null && job.lockUntil !== null && job.lockUntil > now;
-  if (releasedNotDue) return;
+/** The lease of a job the dead run was executing: released, the attempt given back. False if it moved on. */
+async function releaseInterrupted(db: PrismaDb, job: AiJob, now: Date): Promise<boolean> {
   try {
-    await db.$transaction(async (tx) => {
-      if (job.lifecycleStatus === 'running' && job.lockedBy !== null) {
-        await releaseLock(tx, job.id, { holder: job.lockedBy, leaseVersion: job.leaseVersion }, {
-          actor: 'local-runtime', reason: 'the previous local runtime stopped while the job ran; attempt given back',
-          errorCode: 'RUNTIME_RESTARTED', publicMessage: 'The job was interrupted and will be retried', retryAt: now, refundAttempt: true,
-        });
-        counts.released += 1;
-      }
-      const event = buildEnqueueEvent({ jobId: job.id, queueName: job.queueName, messageGroupId: `${job.id}:boot-${bootId}` });
-      await insertOutboxEvents(tx, [{ ...event, dedupeKey: `${event.dedupeKey}:boot-${bootId}` }]);
+    await releaseLock(db, job.id, { holder: job.lockedBy, leaseVersion: job.leaseVersion }, {
+      actor: 'local-runtime', reason: 'the previous local runtime stopped while the job ran; attempt given back',
+      errorCode: 'RUNTIME_RESTARTED', publicMessage: 'The job was interrupted and will be retried', retryAt: now, refundAttempt: true,
     });
-    counts.reenqueued += 1;
+    return true;
   } catch (err) {
-    if (!(err instanceof LeaseLostError || err instanceof StaleTransitionError)) throw err;
+    if (err instanceof LeaseLostError || err instanceof StaleTransitionError) return false;
+    throw err;
   }
+}
+
+function bootMessage(job: AiJob, bootId: string) {
+  const event = buildEnqueueEvent({ jobId: job.id, queueName: job.queueName, messageGroupId: `${job.id}:boot-${bootId}` });
+  return { ...event, dedupeKey: `${event.dedupeKey}:boot-${bootId}` };
 }
