@@ -5,6 +5,7 @@
 import type { Logger } from '@aws-lambda-powertools/logger';
 import type { SQSClient } from '@aws-sdk/client-sqs';
 import type { AiJob, PrismaDb } from '../db/client.ts';
+import { cancellableIn, requestCancel } from '../jobs/cancellation.ts';
 import { createJob, type CreateJobDeps } from '../jobs/create-job.ts';
 import { CredentialModeNotAllowedError } from '../jobs/creation-errors.ts';
 import { InputValidationError, UnknownJobTypeError } from '../jobs/errors.ts';
@@ -85,6 +86,19 @@ async function adminRetryJob(ctx: Ctx): Promise<ApiResult> {
   return json(created ? 201 : 200, toAdminJobView(job, await adminJobRelations(db, job)), { location: `/admin-api/ai/jobs/${job.id}` });
 }
 
+/**
+ * `POST /admin-api/ai/jobs/{jobId}/cancel`: the user cancel for any user's job, recorded with the admin as
+ * actor (`admin:<id>`) in the transition history. 200 when cancelled now, 202 when requested of a running job.
+ */
+async function adminCancelJob(ctx: Ctx): Promise<ApiResult> {
+  const { db, registry } = ctx.deps;
+  const { outcome, job } = await requestCancel(db, jobIdOf(ctx), {
+    actor: `admin:${ctx.caller.userId}`, now: ctx.deps.now(), isCancellable: cancellableIn(registry),
+  });
+  ctx.deps.logger.info('admin cancel', { adminId: ctx.caller.userId, jobId: job.id, outcome });
+  return json(outcome === 'cancelled' ? 200 : 202, toAdminJobView(job, await adminJobRelations(db, job)));
+}
+
 /** `GET /admin-api/ai/stats`. */
 async function adminStats({ deps }: Ctx): Promise<ApiResult> {
   return json(200, await collectStats(deps));
@@ -105,6 +119,7 @@ export const ADMIN_OPERATIONS: Record<AdminAction, (ctx: Ctx) => Promise<ApiResu
   adminListJobs,
   adminGetJob,
   adminRetryJob,
+  adminCancelJob,
   adminStats,
   adminUsage,
   adminUsageByUser,

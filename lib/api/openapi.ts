@@ -32,6 +32,7 @@ const ACTIONS: Record<Action, { tag: string; success: Record<number, string | nu
   adminListJobs: { tag: 'admin', success: { 200: 'AdminJobListResponse' }, errors: [403] },
   adminGetJob: { tag: 'admin', success: { 200: 'AdminJobDetail' }, errors: [403] },
   adminRetryJob: { tag: 'admin', success: { 201: 'AdminJobDetail', 200: 'AdminJobDetail' }, errors: [403, 409] },
+  adminCancelJob: { tag: 'admin', success: { 200: 'AdminJobDetail', 202: 'AdminJobDetail' }, errors: [403, 409] },
   adminStats: { tag: 'admin', success: { 200: 'StatsResponse' }, errors: [403] },
   adminUsage: { tag: 'admin', success: { 200: 'UsageReport' }, errors: [403] },
   adminUsageByUser: { tag: 'admin', success: { 200: 'UsageReport' }, errors: [403] },

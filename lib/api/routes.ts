@@ -22,7 +22,7 @@ export type UserAction =
   | 'deleteCredential';
 
 /** What the admin Lambda does for a route. */
-export type AdminAction = 'adminListJobs' | 'adminGetJob' | 'adminRetryJob' | 'adminStats' | 'adminUsage' | 'adminUsageByUser';
+export type AdminAction = 'adminListJobs' | 'adminGetJob' | 'adminRetryJob' | 'adminCancelJob' | 'adminStats' | 'adminUsage' | 'adminUsageByUser';
 
 export interface ApiRoute<A extends string = string> {
   method: HttpMethod;
@@ -62,6 +62,7 @@ export const ADMIN_ROUTES = [
   { method: 'GET', path: '/admin-api/ai/jobs', operationId: 'adminListJobs', action: 'adminListJobs', summary: 'All jobs, filtered, newest first' },
   { method: 'GET', path: '/admin-api/ai/jobs/{jobId}', operationId: 'adminGetJob', action: 'adminGetJob', summary: 'A job with internal error, transition history and usage per attempt' },
   { method: 'POST', path: '/admin-api/ai/jobs/{jobId}/retry', operationId: 'adminRetryJob', action: 'adminRetryJob', summary: 'Retry a failed or cancelled job as a new job (parentJobId set)' },
+  { method: 'POST', path: '/admin-api/ai/jobs/{jobId}/cancel', operationId: 'adminCancelJob', action: 'adminCancelJob', summary: "Cancel any user's job (queued or between attempts: at once; running: requested), the admin recorded as actor" },
   { method: 'GET', path: '/admin-api/ai/stats', operationId: 'adminStats', action: 'adminStats', summary: 'Jobs per state and type, outbox backlog, queue and dead-letter queue depths' },
   { method: 'GET', path: '/admin-api/ai/usage', operationId: 'adminUsage', action: 'adminUsage', summary: 'Tokens and cost per UTC day × job type × model × credential mode (filters: days, jobType, model, userId)' },
   { method: 'GET', path: '/admin-api/ai/usage/users', operationId: 'adminUsageByUser', action: 'adminUsageByUser', summary: 'Tokens and cost per user × UTC day × job type × model × credential mode' },

@@ -9,7 +9,7 @@ import { ConfigurationError } from '../config/aws.ts';
 import { CredentialNotFoundError } from '../credentials/errors.ts';
 import { getActiveUserKeyInfo, revokeUserKey, storeUserKey, type UserKeyProvider } from '../credentials/user-credential-repository.ts';
 import type { PrismaDb } from '../db/client.ts';
-import { requestCancel } from '../jobs/cancellation.ts';
+import { cancellableIn, requestCancel } from '../jobs/cancellation.ts';
 import { isDeadlock } from '../db/connection-errors.ts';
 import { retryOnDeadlock } from '../db/sql-pool.ts';
 import { createJob, type CreateJobDeps } from '../jobs/create-job.ts';
@@ -86,7 +86,8 @@ async function cancelJob(ctx: Ctx): Promise<ApiResult> {
   const { userId } = ctx.caller;
   // requestCancel re-reads the job each time; a deadlock victim wrote nothing, so running it again is safe.
   const { outcome, job } = await retryOnDeadlock(
-    () => requestCancel(ctx.deps.db, jobIdOf(ctx), { actor: `api:${userId}`, ownerId: userId, now: ctx.deps.now() }), isDeadlock, 4,
+    () => requestCancel(ctx.deps.db, jobIdOf(ctx), { actor: `api:${userId}`, ownerId: userId, now: ctx.deps.now(), isCancellable: cancellableIn(ctx.deps.registry) }),
+    isDeadlock, 4,
   );
   return json(outcome === 'cancelled' ? 200 : 202, toPublicJobView(job, []));
 }

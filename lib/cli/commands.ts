@@ -116,6 +116,10 @@ export const COMMANDS: Record<string, Command> = {
     usage: 'cancel <jobId>',
     run: async (client, [jobId]) => (print(await client.request('POST', `api/ai/jobs/${encodeURIComponent(required(jobId, 'jobId'))}/cancel`)), 0),
   },
+  'admin-cancel': {
+    usage: 'admin-cancel <jobId>   (admin: any user\'s job)',
+    run: async (client, [jobId]) => (print(await client.request('POST', `admin-api/ai/jobs/${encodeURIComponent(required(jobId, 'jobId'))}/cancel`)), 0),
+  },
   retry: {
     usage: 'retry <jobId>   (admin)',
     run: async (client, [jobId]) => (print(await client.request('POST', `admin-api/ai/jobs/${encodeURIComponent(required(jobId, 'jobId'))}/retry`)), 0),

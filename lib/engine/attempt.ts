@@ -1,7 +1,8 @@
 /**
  * RESOLVE and EXECUTE (ADR-003 §5.1): snapshot → input, prompt by key and version, credentials, optional
  * content safety, one gateway call in JSON mode under the attempt's abort signal, then parse and validate the
- * output with the definition's schema and hash it. Every provider call lands in the usage ledger.
+ * output with the definition's schema, redact it when the definition sets `security.outputRedaction` (the
+ * snapshot rules of ../jobs/redaction.ts: secret-named fields and secret-shaped text), and hash it. Every provider call lands in the usage ledger.
  */
 import type { AiJob } from '../db/client.ts';
 import { EngineError } from '../errors.ts';
@@ -9,6 +10,7 @@ import type { ChatMessage, GenerateResult } from '../ai/types.ts';
 import type { JobDefinition } from '../jobs/definition.ts';
 import { hashCanonical } from '../jobs/canonical-json.ts';
 import { toIssueDetails } from '../jobs/errors.ts';
+import { redactSnapshot } from '../jobs/redaction.ts';
 import { InternalJobError, SchemaValidationError } from '../jobs/failures.ts';
 import { findSnapshot } from '../jobs/snapshot-repository.ts';
 import { setProgress, type LeaseFence } from '../jobs/lifecycle-repository.ts';
@@ -41,8 +43,12 @@ export async function runAttempt(
       onCall: (call) => recordProviderCall(deps.db, job, call.aborted ? { ...call, errorCode: abortCode(signal) } : call, deps.price),
     },
   );
-  const output = validateOutput(def, generated.content);
+  await deps.checkpoints?.afterProviderAnswer?.(job);
+  const validated = validateOutput(def, generated.content);
   if (def.security.contentSafetyCheck) await deps.safety.check(generated.content, 'output');
+  // Redacted before anything stores or shows it: the projector, its artifacts and the hash see this copy.
+  const output = def.security.outputRedaction ? redactSnapshot(validated).content : validated;
+  await deps.checkpoints?.afterValidation?.(job);
   await setProgress(deps.db, job.id, fence, 80); // the provider answered; projection is next
   return { output, outputHash: hashCanonical(output), generated };
 }

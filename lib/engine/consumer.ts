@@ -5,10 +5,12 @@
  * - retryable failure → the message's visibility is set to the backoff delay, then the record is reported
  *   failed, so SQS redelivers it when the backoff is over;
  * - a malformed body → reported failed and made visible at once, so it reaches the dead-letter queue after
- *   the queue's max receive count; it fails only the later records of its own message group (below).
+ *   the queue's max receive count; it fails only the later records of its own message group (below);
+ * - an infrastructure error, or a delivery outliving its bound → logged, visible again after a short
+ *   backoff (./delivery-guard.ts).
  *
  * FIFO order: a batch may hold several records of one message group (definitions with `messageGroup: 'user'`
- * put a user's jobs in one group; a re-enqueued job shares its first message's group). Records of one group
+ * put a user's jobs in one group; a job the reaper re-enqueues gets a group of its own, so it never waits behind a hidden original). Records of one group
  * run one after another, in batch order, through Powertools' `SqsFifoPartialProcessorAsync` with
  * `skipGroupOnError`: after a failed record every later record of its group is reported failed unprocessed,
  * so SQS redelivers the group from the failed record on, in order. Different groups run in parallel, as
@@ -21,6 +23,7 @@ import { EngineError } from '../errors.ts';
 import { parseJobMessage, InvalidJobMessageError } from '../queue/job-message.ts';
 import type { EngineDeps } from './engine-deps.ts';
 import { runJob } from './run-job.ts';
+import { DEFAULT_DELIVERY_MARGIN_MS, guardDelivery } from './delivery-guard.ts';
 
 /** Thrown for a record SQS must redeliver after `delaySeconds` (never escapes the batch). */
 export class RedeliverLaterError extends EngineError {
@@ -34,6 +37,15 @@ export interface ConsumerConfig {
   queueUrl: string;
   sqs: SQSClient;
   engine: EngineDeps;
+  /** Added to the job type's timeout to bound one delivery (default {@link DEFAULT_DELIVERY_MARGIN_MS}). */
+  deliveryMarginMs?: number;
+}
+
+/** The bound of one delivery: the job type's timeout (30 s when unknown) plus the margin. */
+function deliveryTimeoutMs(config: ConsumerConfig, jobType: string): number {
+  const { registry } = config.engine;
+  const jobTimeout = registry.has(jobType) ? registry.get(jobType).execution.timeoutMs : 30_000;
+  return jobTimeout + (config.deliveryMarginMs ?? DEFAULT_DELIVERY_MARGIN_MS);
 }
 
 /** SQS allows a visibility timeout up to 12 hours. */
@@ -84,7 +96,10 @@ async function handleRecord(record: SQSRecord, config: ConsumerConfig): Promise<
     if (err instanceof InvalidJobMessageError) await setVisibility(0).catch(() => undefined);
     throw err;
   }
-  const outcome = await runJob(message, config.engine, { extendVisibility: setVisibility });
+  const outcome = await guardDelivery({
+    jobId: message.jobId, receiveCount: Number(record.attributes.ApproximateReceiveCount) || 1,
+    timeoutMs: deliveryTimeoutMs(config, message.jobType), logger: config.engine.logger, setVisibility,
+  }, (control) => runJob(message, config.engine, control));
   if (outcome.kind === 'retry') {
     const delaySeconds = outcome.delayMs / 1000;
     await setVisibility(delaySeconds);

@@ -35,9 +35,27 @@ export interface EngineDeps {
   /** Identifies this consumer (container) as a lease holder. */
   instanceId: string;
   timing: LeaseTiming;
+  /** Optional observation points on the attempt path; absent in production. */
+  checkpoints?: EngineCheckpoints;
+}
+
+/**
+ * Called at the moments a cancel may land while an attempt finishes (ADR-003 §5.4), awaited before the
+ * engine goes on. Tests use them to land a cancel request exactly there, deterministically; production
+ * leaves them unset. A checkpoint that throws fails the attempt like any other error.
+ */
+export interface EngineCheckpoints {
+  /** The provider answered; the output is not validated yet. */
+  afterProviderAnswer?(job: AiJob): Promise<void> | void;
+  /** The output is validated (and redacted when the definition says so); projection is next. */
+  afterValidation?(job: AiJob): Promise<void> | void;
+  /** Inside the projection transaction (its snapshot taken), before the projector's writes and the succeeded compare-and-set. */
+  insideProjection?(job: AiJob): Promise<void> | void;
 }
 
 /** Per-message hooks the consumer provides (SQS visibility of the message being processed). */
 export interface MessageControl {
   extendVisibility?: (seconds: number) => Promise<void>;
+  /** Aborted when the consumer abandons the delivery (it outlived its bound): the attempt must stop. */
+  abandoned?: AbortSignal;
 }

@@ -4,7 +4,7 @@ export type RunOutcome =
   | { kind: 'failed'; jobId: string; code: string }
   | { kind: 'cancelled'; jobId: string }
   /** Nothing to do for this delivery: ack it. */
-  | { kind: 'acknowledged'; jobId: string; reason: 'not_found' | 'terminal' | 'lease_held' | 'lease_lost' }
+  | { kind: 'acknowledged'; jobId: string; reason: 'not_found' | 'terminal' | 'lease_held' | 'lease_lost' | 'already_projected' | 'output_conflict' }
   /** A retryable failure: make the message visible again after `delayMs`, and report the record failed. */
   | { kind: 'retry'; jobId: string; code: string; delayMs: number };
 

@@ -1,29 +1,56 @@
 /**
  * PROJECT (ADR-003 §6): one transaction writes the business rows (the definition's projector), an
- * AiJobArtifact per row, and marks the job succeeded fenced by its lease; the lifecycle repository adds the
- * `ai.job.succeeded` outbox row in that same transaction. A worker that lost its lease rolls back and
- * projects nothing; a projector failure rolls everything back.
+ * AiJobArtifact per row, and marks the job succeeded fenced by its lease and by the absence of a cancel
+ * request; the lifecycle repository adds the `ai.job.succeeded` outbox row in that same transaction. A worker
+ * that lost its lease rolls back and projects nothing; a projector failure rolls everything back.
+ *
+ * Output hash (ADR-003 §5.6): a job that already succeeded with the same output hash is recognised and
+ * nothing is written (`already_projected`); a different output for it is refused (OutputConflictError) —
+ * the first result stands.
  */
 import type { AiJob } from '../db/client.ts';
 import { newId } from '../db/ids.ts';
+import { EngineError } from '../errors.ts';
 import type { JobDefinition } from '../jobs/definition.ts';
 import { markSucceeded, type LeaseFence } from '../jobs/lifecycle-repository.ts';
 import type { EngineDeps } from './engine-deps.ts';
 import type { AttemptResult } from './attempt.ts';
 
+/** A different output for a job that already succeeded: refused, nothing written; the first result stands. */
+export class OutputConflictError extends EngineError {
+  readonly code = 'OUTPUT_CONFLICT';
+  constructor(readonly jobId: string, readonly storedHash: string | null, readonly newHash: string) {
+    super(`job ${jobId} already succeeded with output ${storedHash ?? '(none)'}; refusing output ${newHash}`);
+  }
+}
+
+export type Projection = { kind: 'projected' | 'already_projected'; job: AiJob };
+
 export async function projectResult(
   job: AiJob, def: JobDefinition, fence: LeaseFence, result: AttemptResult, deps: EngineDeps,
-): Promise<AiJob> {
+): Promise<Projection> {
   const projector = def.projector ? deps.projectors.get(def.projector) : undefined;
   return deps.db.$transaction(async (tx) => {
+    const current = await tx.aiJob.findUniqueOrThrow({ where: { id: job.id } });
+    if (current.lifecycleStatus === 'succeeded') {
+      if (current.outputHash === result.outputHash) return { kind: 'already_projected', job: current };
+      deps.logger.error('output refused: the job already succeeded with another output', {
+        jobId: job.id, storedHash: current.outputHash, refusedHash: result.outputHash,
+      });
+      throw new OutputConflictError(job.id, current.outputHash, result.outputHash);
+    }
+    // Before the projector's writes: an artifact's foreign key share-locks the job row, after which a
+    // cancel waits for this commit and finds the job succeeded (refused, never accepted).
+    await deps.checkpoints?.insideProjection?.(job);
     const refs = projector ? await projector.project(tx, job, result.output) : [];
     if (refs.length > 0) {
       await tx.aiJobArtifact.createMany({
         data: refs.map((r) => ({ id: newId(), jobId: job.id, artifactType: r.artifactType, artifactId: r.artifactId, ordinal: r.ordinal })),
       });
     }
-    return markSucceeded(tx, job.id, fence, {
+    const succeeded = await markSucceeded(tx, job.id, fence, {
       actor: deps.instanceId, reason: `attempt ${job.attemptCount}`, outputHash: result.outputHash, model: result.generated.route,
     });
+    return { kind: 'projected', job: succeeded };
   });
 }

@@ -1,6 +1,7 @@
 /**
- * One scheduled reaper run (every minute, beside the dispatcher): expired leases, stalled released jobs and
- * dead-lettered messages. Counts go to the log and to CloudWatch metrics (EMF).
+ * One scheduled reaper run (every minute, beside the dispatcher): expired leases, overdue retries, queued jobs
+ * nobody picked up and dead-lettered messages. Counts go to the log and to CloudWatch metrics (EMF).
+ * Bounds come from the environment ({@link REAPER_ENV}), defaults in DEFAULT_REAPER_OPTIONS.
  */
 import { Logger } from '@aws-lambda-powertools/logger';
 import { Metrics, MetricUnit } from '@aws-lambda-powertools/metrics';
@@ -9,7 +10,8 @@ import { ConfigurationError, createSqsClient } from '../config/aws.ts';
 import { getPrisma, type PrismaDb } from '../db/client.ts';
 import { jobRegistry, type JobDefinitionRegistry } from '../jobs/registry.ts';
 import { reapDeadLetters, type DeadLetterCounts } from './dead-letters.ts';
-import { DEFAULT_REAPER_OPTIONS, reapExpiredLeases, reapStalledJobs, type ReapCounts, type ReaperOptions } from './reaper.ts';
+import { DEFAULT_REAPER_OPTIONS, reapExpiredLeases, reapOverdueRetries, type ReapCounts, type ReaperOptions } from './reaper.ts';
+import { reapUnpickedQueuedJobs } from './reaper-queued.ts';
 
 export interface ReaperDeps {
   db: PrismaDb;
@@ -24,7 +26,37 @@ export interface ReaperDeps {
 export interface ReaperRunSummary {
   expired: ReapCounts;
   stalled: ReapCounts;
+  queued: ReapCounts;
   deadLetters: DeadLetterCounts;
+}
+
+/** Environment variables overriding the reaper's bounds (milliseconds). */
+export const REAPER_ENV = {
+  graceMs: 'REAPER_LEASE_GRACE_MS',
+  overdueRetryMs: 'REAPER_OVERDUE_RETRY_MS',
+  interactive: 'REAPER_QUEUED_BOUND_INTERACTIVE_MS',
+  background: 'REAPER_QUEUED_BOUND_BACKGROUND_MS',
+} as const;
+
+/** DEFAULT_REAPER_OPTIONS with the overrides set in `env`. @throws ConfigurationError for a bad number */
+export function reaperOptionsFromEnv(env: Readonly<Record<string, string | undefined>> = process.env): ReaperOptions {
+  const ms = (name: string, fallback: number): number => {
+    const raw = env[name]?.trim();
+    if (!raw) return fallback;
+    const value = Number(raw);
+    if (!Number.isInteger(value) || value < 0) throw new ConfigurationError(name, 'must be a whole number of milliseconds');
+    return value;
+  };
+  const d = DEFAULT_REAPER_OPTIONS;
+  return {
+    ...d,
+    graceMs: ms(REAPER_ENV.graceMs, d.graceMs),
+    overdueRetryMs: ms(REAPER_ENV.overdueRetryMs, d.overdueRetryMs),
+    queuedBoundMs: {
+      interactive: ms(REAPER_ENV.interactive, d.queuedBoundMs.interactive),
+      background: ms(REAPER_ENV.background, d.queuedBoundMs.background),
+    },
+  };
 }
 
 /** Environment variables naming the dead-letter queues the reaper reads. */
@@ -40,22 +72,24 @@ export function reaperDepsFromEnv(env: Readonly<Record<string, string | undefine
     db: getPrisma(), registry: jobRegistry, sqs: createSqsClient(env), deadLetterQueueUrls,
     logger: new Logger({ serviceName: 'ai-job-reaper' }),
     metrics: new Metrics({ namespace: 'AiJobs', serviceName: 'ai-job-reaper' }),
-    options: DEFAULT_REAPER_OPTIONS,
+    options: reaperOptionsFromEnv(env),
   };
 }
 
 export async function runReaper(deps: ReaperDeps): Promise<ReaperRunSummary> {
   const expired = await reapExpiredLeases(deps.db, deps.options);
-  const stalled = await reapStalledJobs(deps.db, deps.registry, deps.options);
+  const stalled = await reapOverdueRetries(deps.db, deps.options);
+  const queued = await reapUnpickedQueuedJobs(deps.db, deps.options);
   const deadLetters = await reapDeadLetters(deps.db, { sqs: deps.sqs, deadLetterQueueUrls: deps.deadLetterQueueUrls });
-  const summary = { expired, stalled, deadLetters };
+  const summary = { expired, stalled, queued, deadLetters };
   deps.metrics.addMetric('LeasesReleased', MetricUnit.Count, expired.released + stalled.released);
-  deps.metrics.addMetric('JobsReenqueued', MetricUnit.Count, expired.reenqueued + stalled.reenqueued);
+  deps.metrics.addMetric('JobsReenqueued', MetricUnit.Count, expired.reenqueued + stalled.reenqueued + queued.reenqueued);
   deps.metrics.addMetric('LeaseExpiredFailures', MetricUnit.Count, expired.failed + stalled.failed);
+  deps.metrics.addMetric('QueuedNotPickedUpFailures', MetricUnit.Count, queued.failed);
   deps.metrics.addMetric('DeadLetteredFailures', MetricUnit.Count, deadLetters.failed);
   deps.metrics.addMetric('DeadLetterMessagesSeen', MetricUnit.Count, deadLetters.read);
   deps.metrics.publishStoredMetrics();
-  const anything = expired.failed + expired.released + stalled.reenqueued + stalled.failed + deadLetters.read > 0;
+  const anything = expired.failed + expired.released + stalled.reenqueued + stalled.failed + queued.reenqueued + queued.failed + deadLetters.read > 0;
   if (anything) deps.logger.warn('reaper recovered jobs', { ...summary });
   return summary;
 }

@@ -1,31 +1,42 @@
 /**
- * The reaper (ADR-003 §1.7): no job may stay `running` without a live lease and without a message on its way.
+ * The reaper (ADR-003 §1.7): the database is the source of truth and a queue may lose messages, so no job may
+ * stay open without a live lease or a message on its way. Each run is three indexed queries when nothing is
+ * stuck (docs/state-machine.md, "Recovery").
  * - Expired leases (a crashed or frozen consumer, beyond a grace period): attempts left → the lease is released
  *   and the job re-enqueued through the outbox for its next attempt; none left → `failed` with LEASE_EXPIRED.
- * - Released leases that waited far longer than their retry backoff (their message is presumably gone):
- *   re-enqueued once per attempt; if that re-enqueue also led nowhere → `failed` with LEASE_EXPIRED.
- * Re-enqueue dedupe keys carry the attempt number, so a message that was not lost after all only causes a
- * duplicate delivery, which the lease (lockJob) turns away.
+ * - Overdue retries: a released lease stores when its retry is due (`lockUntil`); overdue by more than
+ *   `overdueRetryMs` → re-enqueued once per attempt; if that re-enqueue was published and the retry is overdue
+ *   again → `failed` with LEASE_EXPIRED.
+ * - Queued jobs nobody picked up: ./reaper-queued.ts.
+ * Re-enqueue dedupe keys carry the attempt number (a new SQS deduplication id), and the message goes to a
+ * message group of its own, so it never waits behind a hidden original of the same FIFO group. A message that
+ * was not lost after all only causes a duplicate delivery, which the lease (lockJob) turns away.
  */
 import type { AiJob, Db, Prisma, PrismaDb } from '../db/client.ts';
-import type { JobDefinitionRegistry } from '../jobs/registry.ts';
 import { markFailed, releaseLock, type LeaseFence } from '../jobs/lifecycle-repository.ts';
 import { findExpiredLocks } from '../jobs/lifecycle-queries.ts';
 import { LeaseLostError, StaleTransitionError } from '../jobs/lifecycle-errors.ts';
 import { buildEnqueueEvent, insertOutboxEvents } from '../outbox/outbox-writer.ts';
+import type { QueueName } from '../queue/queue-definitions.ts';
+import { MAX_RETRY_DELAY_MS } from './retry-policy.ts';
 
 export const LEASE_EXPIRED = 'LEASE_EXPIRED';
 
 export interface ReaperOptions {
   /** Beyond the lease's end, before the reaper steps in (the heartbeat may just be late). */
   graceMs: number;
-  /** Extra wait beyond a definition's longest backoff before a released job counts as stalled. */
-  stalledMarginMs: number;
+  /** How far past its due time a released job's retry may be before it counts as lost. */
+  overdueRetryMs: number;
+  /** How long a queued job may wait for its first delivery, per queue, before it counts as lost. */
+  queuedBoundMs: Record<QueueName, number>;
   limit: number;
   now?: Date;
 }
 
-export const DEFAULT_REAPER_OPTIONS: ReaperOptions = { graceMs: 30_000, stalledMarginMs: 10 * 60_000, limit: 200 };
+/** Defaults; the reaper Lambda and the local runtime read overrides from the environment (reaper-run.ts). */
+export const DEFAULT_REAPER_OPTIONS: ReaperOptions = {
+  graceMs: 30_000, overdueRetryMs: 60_000, queuedBoundMs: { interactive: 5 * 60_000, background: 30 * 60_000 }, limit: 200,
+};
 
 export interface ReapCounts {
   released: number;
@@ -34,10 +45,15 @@ export interface ReapCounts {
   skipped: number;
 }
 
-const ACTOR = 'reaper';
+export const ACTOR = 'reaper';
+
+export function emptyCounts(): ReapCounts {
+  return { released: 0, reenqueued: 0, failed: 0, skipped: 0 };
+}
 
 export async function reapExpiredLeases(db: PrismaDb, opts: ReaperOptions = DEFAULT_REAPER_OPTIONS): Promise<ReapCounts> {
-  const counts: ReapCounts = { released: 0, reenqueued: 0, failed: 0, skipped: 0 };
+  const counts = emptyCounts();
+  const now = opts.now ?? new Date();
   for (const job of await findExpiredLocks(db, opts)) {
     const fence = { holder: job.lockedBy, leaseVersion: job.leaseVersion };
     await guarded(counts, async () => {
@@ -47,8 +63,8 @@ export async function reapExpiredLeases(db: PrismaDb, opts: ReaperOptions = DEFA
         return;
       }
       await db.$transaction(async (tx) => {
-        await releaseLock(tx, job.id, fence, leaseExpired('lease expired; released for the next attempt'));
-        await reenqueue(tx, job);
+        await releaseLock(tx, job.id, fence, { ...leaseExpired('lease expired; released for the next attempt'), retryAt: now });
+        await reenqueue(tx, job, job.attemptCount + 1);
       });
       counts.released += 1;
       counts.reenqueued += 1;
@@ -57,32 +73,38 @@ export async function reapExpiredLeases(db: PrismaDb, opts: ReaperOptions = DEFA
   return counts;
 }
 
-/** Released jobs whose redelivery never came: re-enqueue once per attempt, then give up. */
-export async function reapStalledJobs(
-  db: PrismaDb, registry: JobDefinitionRegistry, opts: ReaperOptions = DEFAULT_REAPER_OPTIONS,
-): Promise<ReapCounts> {
-  const counts: ReapCounts = { released: 0, reenqueued: 0, failed: 0, skipped: 0 };
+/**
+ * Released jobs whose retry is overdue (their message is presumably gone): re-enqueue once per attempt, then
+ * give up. Served by the (lifecycleStatus, lockUntil) index.
+ */
+export async function reapOverdueRetries(db: PrismaDb, opts: ReaperOptions = DEFAULT_REAPER_OPTIONS): Promise<ReapCounts> {
+  const counts = emptyCounts();
   const now = opts.now ?? new Date();
+  const cutoff = new Date(now.getTime() - opts.overdueRetryMs);
+  // Leases released before retry times were stored have lockUntil NULL: overdue once the longest possible delay passed.
+  const legacyCutoff = new Date(cutoff.getTime() - MAX_RETRY_DELAY_MS);
   const candidates = await db.aiJob.findMany({
-    where: { lifecycleStatus: 'running', lockedBy: null, updatedAt: { lt: new Date(now.getTime() - opts.stalledMarginMs) } },
-    orderBy: { updatedAt: 'asc' }, take: opts.limit,
+    where: {
+      lifecycleStatus: 'running', lockedBy: null,
+      OR: [{ lockUntil: { lt: cutoff } }, { lockUntil: null, updatedAt: { lt: legacyCutoff } }],
+    },
+    orderBy: { lockUntil: 'asc' }, take: opts.limit,
   });
   for (const job of candidates) {
-    const longestBackoff = registry.has(job.jobType) ? registry.get(job.jobType).execution.retryBackoff.maxDelayMs : 0;
-    if (job.updatedAt.getTime() > now.getTime() - longestBackoff - opts.stalledMarginMs) continue;
     const fence: LeaseFence = { holder: null, leaseVersion: job.leaseVersion };
     await guarded(counts, async () => {
-      const already = await db.outboxEvent.count({ where: { dedupeKey: reenqueueKey(job) } });
-      if (already > 0) {
-        await markFailed(db, job.id, fence, leaseExpired('re-enqueued once already; the job made no progress'));
+      const previous = await db.outboxEvent.findUnique({ where: { dedupeKey: enqueueKey(job.id, job.attemptCount + 1) }, select: { publishedAt: true } });
+      if (previous) {
+        if (!previous.publishedAt || previous.publishedAt > cutoff) return; // still on its way
+        await markFailed(db, job.id, fence, leaseExpired('re-enqueued once already; the retry never started'));
         counts.failed += 1;
         return;
       }
       await db.$transaction(async (tx) => {
-        // Touch the row (fenced) so the next run measures the wait from this re-enqueue.
-        const { count } = await tx.aiJob.updateMany({ where: { id: job.id, lifecycleStatus: 'running', lockedBy: null, leaseVersion: job.leaseVersion }, data: { updatedAt: now } });
+        // Fenced touch: the retry is due again now, so the next run measures from this re-enqueue.
+        const { count } = await tx.aiJob.updateMany({ where: { id: job.id, lifecycleStatus: 'running', lockedBy: null, leaseVersion: job.leaseVersion }, data: { lockUntil: now } });
         if (count === 0) throw new LeaseLostError(job.id, job.leaseVersion);
-        await reenqueue(tx, job);
+        await reenqueue(tx, job, job.attemptCount + 1);
       });
       counts.reenqueued += 1;
     });
@@ -90,16 +112,18 @@ export async function reapStalledJobs(
   return counts;
 }
 
-function reenqueueKey(job: Pick<AiJob, 'id' | 'attemptCount'>): string {
-  return buildEnqueueEvent({ jobId: job.id, queueName: '', messageGroupId: '', attempt: job.attemptCount + 1 }).dedupeKey;
+/** The dedupe key (and SQS deduplication id) of the enqueue message for `attempt`. */
+export function enqueueKey(jobId: string, attempt: number): string {
+  return buildEnqueueEvent({ jobId, queueName: '', messageGroupId: '', attempt }).dedupeKey;
 }
 
-async function reenqueue(tx: Prisma.TransactionClient, job: AiJob): Promise<void> {
-  const groupId = await messageGroupOf(tx, job);
-  await insertOutboxEvents(tx, [buildEnqueueEvent({ jobId: job.id, queueName: job.queueName, messageGroupId: groupId, attempt: job.attemptCount + 1 })]);
+/** Enqueues `job` again for `attempt`, in a message group of its own (never behind a hidden original). */
+export async function reenqueue(tx: Prisma.TransactionClient, job: AiJob, attempt: number): Promise<void> {
+  const groupId = `${await messageGroupOf(tx, job)}:r${attempt}`.slice(0, 128);
+  await insertOutboxEvents(tx, [buildEnqueueEvent({ jobId: job.id, queueName: job.queueName, messageGroupId: groupId, attempt })]);
 }
 
-/** Keeps the message group the job was first enqueued with (job id, or user id for per-user ordering). */
+/** The message group the job was first enqueued with (job id, or user id for per-user ordering). */
 async function messageGroupOf(db: Db, job: AiJob): Promise<string> {
   const first = await db.outboxEvent.findUnique({ where: { dedupeKey: `ai.job.enqueue:${job.id}` }, select: { messageGroupId: true } });
   return first?.messageGroupId ?? job.id;
@@ -114,7 +138,7 @@ function leaseExpired(reason: string) {
 }
 
 /** Another actor moving the job first is normal (a late heartbeat, a redelivery): count and move on. */
-async function guarded(counts: ReapCounts, fn: () => Promise<void>): Promise<void> {
+export async function guarded(counts: ReapCounts, fn: () => Promise<void>): Promise<void> {
   try {
     await fn();
   } catch (err) {

@@ -6,14 +6,15 @@
  */
 import { MetricUnit } from '@aws-lambda-powertools/metrics';
 import type { JobMessage } from '../queue/job-message.ts';
-import { LeaseLostError, StaleTransitionError } from '../jobs/lifecycle-errors.ts';
-import { JobCancelledError, JobTimeoutError, asJobFailure } from '../jobs/failures.ts';
+import { CancelRequestedError, LeaseLostError, StaleTransitionError } from '../jobs/lifecycle-errors.ts';
+import { InfrastructureError, JobCancelledError, JobTimeoutError, asJobFailure } from '../jobs/failures.ts';
+import { DeliveryTimeoutError } from './delivery-guard.ts';
 import type { EngineDeps, MessageControl } from './engine-deps.ts';
 import type { RunOutcome } from './outcome.ts';
 import { prepare, type Prepared } from './prepare.ts';
 import { keepLease } from './lease-keeper.ts';
 import { runAttempt, type AttemptResult } from './attempt.ts';
-import { projectResult } from './project.ts';
+import { OutputConflictError, projectResult } from './project.ts';
 import { settleFailure } from './settle.ts';
 
 /** Runs one delivery. Never throws for job-level failures; only an infrastructure error escapes (→ redelivery). */
@@ -38,6 +39,8 @@ async function execute(p: Prepared, deps: EngineDeps, control: MessageControl, a
     () => controller.abort(new JobTimeoutError(job.timeoutMs, def.execution.abortStrategy === 'retry')),
     job.timeoutMs,
   );
+  const abandon = () => controller.abort(control.abandoned?.reason);
+  control.abandoned?.addEventListener('abort', abandon, { once: true });
   const stopLease = keepLease({
     db: deps.db, jobId: job.id, fence, controller, timing: deps.timing, extendVisibility: control.extendVisibility,
     onError: (err) => deps.logger.warn('lease keeper error', { jobId: job.id, error: errorName(err) }),
@@ -49,21 +52,44 @@ async function execute(p: Prepared, deps: EngineDeps, control: MessageControl, a
   } catch (err) {
     const reason: unknown = controller.signal.aborted ? controller.signal.reason : err;
     if (reason instanceof LeaseLostError) throw reason;
-    return settleFailure(job, def, fence, asJobFailure(reason), job.errorCode, deps);
+    // Abandoned by the consumer (a hung call): the platform's failure, settled as infrastructure.
+    const failure = reason instanceof DeliveryTimeoutError ? new InfrastructureError(reason.message, { cause: reason }) : asJobFailure(reason);
+    return settleFailure(job, def, fence, failure, job.errorCode, deps);
   } finally {
     clearTimeout(timer);
     stopLease();
+    control.abandoned?.removeEventListener('abort', abandon);
   }
   if (controller.signal.reason instanceof JobCancelledError) {
     return settleFailure(job, def, fence, controller.signal.reason, job.errorCode, deps);
   }
+  return project(p, result, deps);
+}
+
+/** PROJECT, and what its refusals mean: a cancel that won settles `cancelled` (the call stays billed). */
+async function project(p: Prepared, result: AttemptResult, deps: EngineDeps): Promise<RunOutcome> {
+  const { job, def, fence } = p;
   try {
-    await projectResult(job, def, fence, result, deps);
+    const projection = await projectResult(job, def, fence, result, deps);
+    if (projection.kind === 'already_projected') return { kind: 'acknowledged', jobId: job.id, reason: 'already_projected' };
     return { kind: 'succeeded', jobId: job.id };
   } catch (err) {
+    if (err instanceof CancelRequestedError || (err instanceof LeaseLostError && (await cancelWon(p, deps)))) {
+      return settleFailure(job, def, fence, new JobCancelledError('cancel requested before the projection committed'), job.errorCode, deps);
+    }
+    if (err instanceof OutputConflictError) return { kind: 'acknowledged', jobId: job.id, reason: 'output_conflict' };
     if (err instanceof LeaseLostError || err instanceof StaleTransitionError) throw err;
     return settleFailure(job, def, fence, asJobFailure(err), job.errorCode, deps);
   }
+}
+
+/**
+ * Whether the succeeded compare-and-set was refused for a cancel request while the lease is still ours.
+ * Read outside the projection transaction: inside it a REPEATABLE READ snapshot may predate the cancel.
+ */
+async function cancelWon({ job, fence }: Prepared, deps: EngineDeps): Promise<boolean> {
+  const now = await deps.db.aiJob.findUnique({ where: { id: job.id }, select: { lifecycleStatus: true, lockedBy: true, leaseVersion: true, cancelRequestedAt: true } });
+  return now?.lifecycleStatus === 'running' && now.lockedBy === fence.holder && now.leaseVersion === fence.leaseVersion && now.cancelRequestedAt !== null;
 }
 
 /** Metric per outcome kind (a table, so a new kind cannot go uncounted). */

@@ -5,7 +5,7 @@
  */
 import type { AiJob } from '../db/client.ts';
 import type { JobDefinition } from '../jobs/definition.ts';
-import { JobCancelledError, type JobFailure } from '../jobs/failures.ts';
+import { InfrastructureError, JobCancelledError, type JobFailure } from '../jobs/failures.ts';
 import { markCancelled, markFailed, releaseLock, type LeaseFence } from '../jobs/lifecycle-repository.ts';
 import type { EngineDeps } from './engine-deps.ts';
 import type { RunOutcome } from './outcome.ts';
@@ -25,13 +25,48 @@ export async function settleFailure(
     actor, errorCode: failure.code, publicMessage: failure.publicMessage,
     internalMessage: internalDetail(failure),
   };
+  if (failure instanceof InfrastructureError) {
+    const refunded = await refundInfrastructureAttempt(job, fence, detail, deps);
+    if (refunded) return refunded;
+  }
   const decision = decideAfterFailure(job, def, failure, previousErrorCode);
   if (decision.action === 'retry') {
-    await releaseLock(deps.db, job.id, fence, { ...detail, reason: `attempt ${job.attemptCount} failed; retry in ${decision.delayMs} ms` });
+    const retryAt = new Date(Date.now() + decision.delayMs);
+    await releaseLock(deps.db, job.id, fence, { ...detail, retryAt, reason: `attempt ${job.attemptCount} failed; retry in ${decision.delayMs} ms` });
     return { kind: 'retry', jobId: job.id, code: failure.code, delayMs: decision.delayMs };
   }
   await markFailed(deps.db, job.id, fence, { ...detail, reason: decision.reason });
   return { kind: 'failed', jobId: job.id, code: failure.code };
+}
+
+/**
+ * Deliveries a job may spend on infrastructure failures without using up an attempt; beyond them an
+ * infrastructure failure counts like any retryable one (so an endless outage still ends the job).
+ */
+export const MAX_INFRASTRUCTURE_REFUNDS = 3;
+
+/** Backoff before the redelivery after the n-th (0-based) infrastructure failure: 2 s, 4 s, 8 s. */
+export function infrastructureBackoffMs(n: number): number {
+  return Math.min(2_000 * 2 ** n, 30_000);
+}
+
+/**
+ * An infrastructure failure (database lost mid-attempt) is the platform's, not the job's: the lease is
+ * released with the attempt given back, and the message comes back after a short backoff. Undefined once
+ * {@link MAX_INFRASTRUCTURE_REFUNDS} were spent (counted from the job's transition history).
+ */
+async function refundInfrastructureAttempt(
+  job: AiJob, fence: LeaseFence, detail: { actor: string; errorCode: string; publicMessage: string; internalMessage: string }, deps: EngineDeps,
+): Promise<RunOutcome | undefined> {
+  const spent = await deps.db.aiJobTransition.count({ where: { jobId: job.id, errorCode: detail.errorCode, toStatus: 'running', fromStatus: 'running' } });
+  if (spent >= MAX_INFRASTRUCTURE_REFUNDS) return undefined;
+  const delayMs = infrastructureBackoffMs(spent);
+  deps.logger.warn('infrastructure failure during an attempt; attempt given back', { jobId: job.id, attempt: job.attemptCount, refund: spent + 1, delayMs });
+  await releaseLock(deps.db, job.id, fence, {
+    ...detail, retryAt: new Date(Date.now() + delayMs), refundAttempt: true,
+    reason: `infrastructure failure ${spent + 1}/${MAX_INFRASTRUCTURE_REFUNDS}; attempt ${job.attemptCount} given back`,
+  });
+  return { kind: 'retry', jobId: job.id, code: detail.errorCode, delayMs };
 }
 
 /** Admin-only text: the failure's message and its cause chain, bounded. Never the input or a key. */

@@ -4,6 +4,7 @@
  * its owner may read. Provider detail stays in `message`/`cause` (logs and the admin view).
  */
 import { EngineError } from '../errors.ts';
+import { isDatabaseUnavailable } from '../db/connection-errors.ts';
 
 /** A failure of one attempt. Unknown errors are wrapped as {@link InternalJobError}. */
 export abstract class JobFailure extends EngineError {
@@ -98,9 +99,42 @@ export class InternalJobError extends JobFailure {
   readonly publicMessage = 'Something went wrong on our side';
 }
 
-/** Wraps an unknown error; a JobFailure passes through unchanged. */
+/**
+ * The platform failed, not the job: the database was unreachable or dropped the connection mid-attempt.
+ * Retryable, and its attempt is given back a bounded number of times (lib/engine/settle.ts), so a short
+ * outage does not use up the job's attempts.
+ */
+export class InfrastructureError extends JobFailure {
+  readonly code = 'INFRASTRUCTURE';
+  override readonly retryable = true;
+  readonly publicMessage = 'A platform service was briefly unavailable; the job will be retried';
+}
+
+/** Prisma's and the driver's codes for a lost connection, beyond those isDatabaseUnavailable reads. */
+const CONNECTION_LOST_CODES: ReadonlySet<string> = new Set([
+  'P1001', 'P1002', 'P1008', 'P1017', 'P2024', 'P2028', 'P2039',
+  'ER_SOCKET_UNEXPECTED_CLOSE', 'ER_CONNECTION_KILLED', 'ER_CONNECTION_ALREADY_CLOSED', 'ER_CMD_CONNECTION_CLOSED',
+]);
+
+/**
+ * True for errors that say the database is unreachable or the connection was lost: known codes, or
+ * SQLSTATE class 08 (connection exception), anywhere in the cause chain. Codes only, never message text.
+ */
+export function isInfrastructureFailure(err: unknown): boolean {
+  if (isDatabaseUnavailable(err)) return true;
+  for (let e: unknown = err, depth = 0; e && typeof e === 'object' && depth < 6; depth += 1) {
+    const { code, sqlState, cause } = e as { code?: unknown; sqlState?: unknown; cause?: unknown };
+    if (typeof code === 'string' && CONNECTION_LOST_CODES.has(code)) return true;
+    if (typeof sqlState === 'string' && sqlState.startsWith('08')) return true;
+    e = cause;
+  }
+  return false;
+}
+
+/** Wraps an unknown error; a JobFailure passes through unchanged; a lost database is infrastructure. */
 export function asJobFailure(err: unknown): JobFailure {
   if (err instanceof JobFailure) return err;
   const message = err instanceof Error ? `${err.name}: ${err.message}` : String(err);
+  if (isInfrastructureFailure(err)) return new InfrastructureError(message, { cause: err });
   return new InternalJobError(message, { cause: err });
 }

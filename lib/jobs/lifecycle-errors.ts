@@ -43,13 +43,26 @@ export class LeaseLostError extends EngineError {
   }
 }
 
+/** Cancel of a finished job, or of a running job whose type declares `execution.cancellable: false`. */
 export class JobNotCancellableError extends EngineError {
   readonly code = 'JOB_NOT_CANCELLABLE';
   constructor(
     readonly jobId: string,
     readonly state: JobState,
+    message = 'Job has already finished and cannot be cancelled',
   ) {
-    super('Job has already finished and cannot be cancelled');
+    super(message);
+  }
+}
+
+/**
+ * markSucceeded refused because a cancel was requested (ADR-003 §5.4: a cancel accepted before the
+ * projection commits always wins). The lease is still the caller's: it must settle the job `cancelled`.
+ */
+export class CancelRequestedError extends EngineError {
+  readonly code = 'CANCEL_REQUESTED';
+  constructor(readonly jobId: string) {
+    super(`Job ${jobId} has a cancel request; it must not succeed`);
   }
 }
 

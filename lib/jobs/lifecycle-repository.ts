@@ -11,7 +11,7 @@ import { runAtomically } from '../db/sql-pool.ts';
 import { isTerminal, type JobState, type TransitionName } from './states.ts';
 import { addJobTerminalEvent } from '../outbox/job-events.ts';
 import { explainRefusal } from './lifecycle-refusals.ts';
-import { JobNotFoundError, LeaseLostError, StaleTransitionError } from './lifecycle-errors.ts';
+import { CancelRequestedError, JobNotFoundError, LeaseLostError, StaleTransitionError } from './lifecycle-errors.ts';
 
 export const DEFAULT_LEASE_MS = 60_000;
 
@@ -150,16 +150,27 @@ export async function extendLock(
 /**
  * Gives the lease back after a retryable failure: the job stays `running` with no holder, so the next
  * delivery re-locks it (new lease version). Records the attempt's error for admins.
+ * `retryAt` is stored in `lockUntil` (a released lease has no other use for it): when the next delivery is
+ * due, so the reaper finds overdue retries through the (lifecycleStatus, lockUntil) index.
+ * `refundAttempt` gives the attempt back (an infrastructure failure is not the job's; the caller bounds it).
  */
-export async function releaseLock(db: Db, jobId: string, fence: LeaseFence, failure: JobFailure): Promise<AiJob> {
+export async function releaseLock(
+  db: Db, jobId: string, fence: LeaseFence, failure: JobFailure & { retryAt?: Date; refundAttempt?: boolean },
+): Promise<AiJob> {
   return fencedTransition(db, jobId, fence, 'releaseLock', 'running', failure, {
-    lockedBy: null, lockUntil: null,
+    lockedBy: null, lockUntil: failure.retryAt ?? null,
+    ...(failure.refundAttempt ? { attemptCount: { decrement: 1 } } : {}),
     errorCode: failure.errorCode, publicErrorMessage: failure.publicMessage,
     internalErrorMessage: failure.internalMessage ?? null,
   });
 }
 
-/** running → succeeded, fenced by the lease. Pass the projector's transaction so both commit together. */
+/**
+ * running → succeeded, fenced by the lease AND by the absence of a cancel request: a cancel accepted before
+ * this commits always wins (CancelRequestedError; the caller settles the job `cancelled`). A cancel arriving
+ * after the UPDATE waits for its row lock and then finds the job succeeded. Pass the projector's transaction
+ * so both commit together.
+ */
 export async function markSucceeded(
   db: Db, jobId: string, fence: LeaseFence,
   result: TransitionMeta & { outputHash: string; model?: { provider: string; model: string }; now?: Date },
@@ -168,7 +179,7 @@ export async function markSucceeded(
     ...(result.model ? { modelProvider: result.model.provider, modelName: result.model.model } : {}),
     outputHash: result.outputHash, progress: 100, finishedAt: result.now ?? new Date(),
     lockedBy: null, lockUntil: null, errorCode: null, publicErrorMessage: null, internalErrorMessage: null,
-  });
+  }, { cancelRequestedAt: null });
 }
 
 /** running → failed, fenced by the lease (the reaper passes the expired lease it observed). */
@@ -210,16 +221,19 @@ function failureColumns(f: JobFailure) {
 async function fencedTransition(
   db: Db, jobId: string, fence: LeaseFence, via: TransitionName, to: JobState,
   meta: TransitionMeta & { errorCode?: string }, data: Prisma.AiJobUpdateManyMutationInput,
+  extra: { cancelRequestedAt?: null } = {},
 ): Promise<AiJob> {
   return inTransaction(db, async (tx) => {
     const { count } = await tx.aiJob.updateMany({
-      where: { id: jobId, lifecycleStatus: 'running', lockedBy: fence.holder, leaseVersion: fence.leaseVersion },
+      where: { id: jobId, lifecycleStatus: 'running', lockedBy: fence.holder, leaseVersion: fence.leaseVersion, ...extra },
       data: { ...data, lifecycleStatus: to },
     });
     if (count === 0) {
-      const current = await tx.aiJob.findUnique({ where: { id: jobId }, select: { lifecycleStatus: true } });
+      const current = await tx.aiJob.findUnique({ where: { id: jobId }, select: { lifecycleStatus: true, lockedBy: true, leaseVersion: true, cancelRequestedAt: true } });
       if (!current) throw new JobNotFoundError(jobId);
       if (current.lifecycleStatus !== 'running') throw new StaleTransitionError(jobId, via, current.lifecycleStatus);
+      const ours = current.lockedBy === fence.holder && current.leaseVersion === fence.leaseVersion;
+      if (ours && current.cancelRequestedAt !== null) throw new CancelRequestedError(jobId);
       throw new LeaseLostError(jobId, fence.leaseVersion);
     }
     return finishTransition(tx, jobId, 'running', to, meta, fence.leaseVersion);

@@ -196,3 +196,31 @@ describe('POST /admin-api/ai/jobs/{jobId}/retry', () => {
     expect((await admin('POST /admin-api/ai/jobs/{jobId}/retry', { jobId: newId() })).status).toBe(404);
   });
 });
+
+describe('POST /admin-api/ai/jobs/{jobId}/cancel', () => {
+  it("cancels any user's queued job at once, recording the admin as actor", async () => {
+    const jobId = await createViaApi('user-9');
+    const res = await admin('POST /admin-api/ai/jobs/{jobId}/cancel', { jobId });
+    expect(res.status).toBe(200);
+    expect(adminJobDetailSchema.parse(res.body)).toMatchObject({ jobId, userId: 'user-9', lifecycleStatus: 'cancelled' });
+    const last = await getPrisma().aiJobTransition.findFirstOrThrow({ where: { jobId, toStatus: 'cancelled' } });
+    expect(last.actor).toBe('admin:admin-1');
+  });
+
+  it('requests cancellation of a running job: 202, cancelRequestedAt set', async () => {
+    const job = await insertJob({ lifecycleStatus: 'running', userId: 'user-3' });
+    const res = await admin('POST /admin-api/ai/jobs/{jobId}/cancel', { jobId: job.id });
+    expect(res.status).toBe(202);
+    expect((await getPrisma().aiJob.findUniqueOrThrow({ where: { id: job.id } })).cancelRequestedAt).not.toBeNull();
+  });
+
+  it('409 for a finished job, 404 for a missing one, 403 for a non-admin', async () => {
+    const done = await insertJob({ lifecycleStatus: 'succeeded' });
+    const res = await admin('POST /admin-api/ai/jobs/{jobId}/cancel', { jobId: done.id });
+    expect(res.status).toBe(409);
+    expect(res.body.error.code).toBe('JOB_NOT_CANCELLABLE');
+    expect((await admin('POST /admin-api/ai/jobs/{jobId}/cancel', { jobId: newId() })).status).toBe(404);
+    const user = await invoke(adminHandler, apiEvent('POST /admin-api/ai/jobs/{jobId}/cancel', { claims: userClaims('user-1'), pathParameters: { jobId: done.id } }));
+    expect(user.status).toBe(403);
+  });
+});

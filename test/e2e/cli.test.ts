@@ -59,6 +59,9 @@ describe('cli', () => {
     const cancel = await cli(['cancel', jobId]);
     expect(cancel.code).toBe(1);
     expect(cancel.err).toContain('JOB_NOT_CANCELLABLE');
+    const adminCancel = await cli(['admin-cancel', jobId], admin);
+    expect(adminCancel.code).toBe(1);
+    expect(adminCancel.err).toContain('JOB_NOT_CANCELLABLE');
   });
 
   it('runs admin commands for admins only, and explains bad usage', async () => {

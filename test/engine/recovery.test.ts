@@ -4,7 +4,7 @@ import { ReceiveMessageCommand, SendMessageCommand } from '@aws-sdk/client-sqs';
 import { getPrisma } from '../../lib/db/client.ts';
 import { lockJob } from '../../lib/jobs/lifecycle-repository.ts';
 import { runJob } from '../../lib/engine/run-job.ts';
-import { reapExpiredLeases, reapStalledJobs } from '../../lib/engine/reaper.ts';
+import { DEFAULT_REAPER_OPTIONS, reapExpiredLeases, reapOverdueRetries } from '../../lib/engine/reaper.ts';
 import { reapDeadLetters } from '../../lib/engine/dead-letters.ts';
 import { runDispatchCycle } from '../../lib/outbox/dispatcher.ts';
 import type { JobMessage } from '../../lib/queue/job-message.ts';
@@ -56,7 +56,7 @@ describe('leases', () => {
     await h.sqs.send(new ReceiveMessageCommand({ QueueUrl: h.queues.interactive.queueUrl, VisibilityTimeout: 30, WaitTimeSeconds: 1 }));
     await lockJob(db, created.id, 'crashed-consumer', { leaseMs: 10 });
     await new Promise((r) => setTimeout(r, 50));
-    const reaped = await reapExpiredLeases(db, { graceMs: 0, stalledMarginMs: 0, limit: 10 });
+    const reaped = await reapExpiredLeases(db, { ...DEFAULT_REAPER_OPTIONS, graceMs: 0, overdueRetryMs: 0, limit: 10 });
     expect(reaped).toMatchObject({ released: 1, reenqueued: 1 });
     await runDispatchCycle(h.dispatcher);
     await h.deliver();
@@ -71,19 +71,20 @@ describe('leases', () => {
     await db.aiJob.update({ where: { id: created.id }, data: { maxAttempts: 1 } });
     await lockJob(db, created.id, 'crashed-consumer', { leaseMs: 10 });
     await new Promise((r) => setTimeout(r, 50));
-    await reapExpiredLeases(db, { graceMs: 0, stalledMarginMs: 0, limit: 10 });
+    await reapExpiredLeases(db, { ...DEFAULT_REAPER_OPTIONS, graceMs: 0, overdueRetryMs: 0, limit: 10 });
     expect(await db.aiJob.findUniqueOrThrow({ where: { id: created.id } })).toMatchObject({ lifecycleStatus: 'failed', errorCode: 'LEASE_EXPIRED' });
   });
 
-  it('re-enqueues a released job whose redelivery never came, once, then fails it', async () => {
+  it('re-enqueues a released job whose retry is overdue, once, then fails it', async () => {
     const created = await h.create({ jobType: 'quick_retry_job', input: { prompt: 'lost', scenario: 'server_error' } });
     await h.deliver(); // attempt 1 fails retryably: lease released, message due again after the backoff
     await h.sqs.send(new ReceiveMessageCommand({ QueueUrl: h.queues.interactive.queueUrl, VisibilityTimeout: 60, WaitTimeSeconds: 2 })); // "lost"
-    const later = { graceMs: 0, stalledMarginMs: 0, limit: 10, now: new Date(Date.now() + 60_000) };
-    expect(await reapStalledJobs(db, registry, later)).toMatchObject({ reenqueued: 1 });
+    const later = { ...DEFAULT_REAPER_OPTIONS, graceMs: 0, overdueRetryMs: 0, limit: 10, now: new Date(Date.now() + 60_000) };
+    expect(await reapOverdueRetries(db, later)).toMatchObject({ reenqueued: 1 });
     expect(await db.outboxEvent.count({ where: { dedupeKey: `ai.job.enqueue:${created.id}:attempt-2` } })).toBe(1);
+    await runDispatchCycle(h.dispatcher); // the re-enqueue is published (and, in this test, lost again)
     const evenLater = { ...later, now: new Date(Date.now() + 120_000) };
-    expect(await reapStalledJobs(db, registry, evenLater)).toMatchObject({ failed: 1 });
+    expect(await reapOverdueRetries(db, evenLater)).toMatchObject({ failed: 1 });
     expect(await db.aiJob.findUniqueOrThrow({ where: { id: created.id } })).toMatchObject({ lifecycleStatus: 'failed', errorCode: 'LEASE_EXPIRED' });
   });
 });

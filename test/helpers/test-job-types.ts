@@ -31,6 +31,32 @@ export const retryOnTimeoutJob = defineJob({
   execution: { ...shortTimeoutJob.execution, abortStrategy: 'retry', maxRetries: 1, retryBackoff: { type: 'exponential', delayMs: 100, maxDelayMs: 1_000 } },
 });
 
+/** May not be cancelled once running (`execution.cancellable: false`); queued it still may. */
+export const uncancellableJob = defineJob({
+  ...quickRetryJob,
+  jobType: 'uncancellable_job',
+  execution: { ...quickRetryJob.execution, cancellable: false },
+});
+
+/** Its output is redacted before it is stored or shown (`security.outputRedaction: true`). */
+export const redactedOutputJob = defineJob({
+  ...syntheticJob,
+  jobType: 'redacted_output_job',
+  security: { ...syntheticJob.security, outputRedaction: true },
+});
+
+/** One attempt only (maxRetries 0): any failure that uses an attempt ends it. */
+export const singleAttemptJob = defineJob({
+  ...quickRetryJob,
+  jobType: 'single_attempt_job',
+  execution: { ...quickRetryJob.execution, maxRetries: 0 },
+});
+
+/** Has no projector: nothing but the job row records its success. */
+export const noProjectorJob = defineJob({ ...syntheticJob, jobType: 'no_projector_job', projector: undefined });
+
 export function testRegistry(...extra: JobDefinitionSpec[]) {
-  return createRegistry([...jobDefinitions, quickRetryJob, shortTimeoutJob, retryOnTimeoutJob, ...extra]);
+  return createRegistry([
+    ...jobDefinitions, quickRetryJob, shortTimeoutJob, retryOnTimeoutJob, uncancellableJob, redactedOutputJob, noProjectorJob, singleAttemptJob, ...extra,
+  ]);
 }

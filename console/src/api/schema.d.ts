@@ -236,6 +236,23 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/admin-api/ai/jobs/{jobId}/cancel": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Cancel any user's job (queued or between attempts: at once; running: requested), the admin recorded as actor */
+        post: operations["adminCancelJob"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/admin-api/ai/stats": {
         parameters: {
             query?: never;
@@ -2286,6 +2303,140 @@ export interface operations {
             };
             /** @description Created (a new retry job) */
             201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AdminJobDetail"];
+                };
+            };
+            /** @description VALIDATION_FAILED: malformed body, query, path parameter or header, or text that is not well-formed Unicode (field paths in `details`) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description API Gateway's JWT authorizer: `{"message":"Unauthorized"}` (missing, invalid or expired token); or UNAUTHORIZED from the handler (a token whose `sub` cannot be a user id) */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"] | components["schemas"]["GatewayErrorResponse"];
+                };
+            };
+            /** @description FORBIDDEN: the admin group is required (API Gateway answers `{"message":"Forbidden"}` when the route's authorization scopes are missing) */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"] | components["schemas"]["GatewayErrorResponse"];
+                };
+            };
+            /** @description JOB_NOT_FOUND / CREDENTIAL_NOT_FOUND (another user's job is reported as not found); API Gateway answers `{"message":"Not Found"}` for a path no route matches */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"] | components["schemas"]["GatewayErrorResponse"];
+                };
+            };
+            /** @description Conflict: IDEMPOTENCY_KEY_REUSED, JOB_NOT_CANCELLABLE, JOB_ALREADY_CANCELLED, JOB_RESULT_NOT_AVAILABLE, JOB_NOT_RETRYABLE or SNAPSHOT_EXPIRED */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description PAYLOAD_TOO_LARGE: the body exceeds 64 KiB; API Gateway answers `{"message":"Request Entity Too Large"}` past its 10 MB */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"] | components["schemas"]["GatewayErrorResponse"];
+                };
+            };
+            /** @description UNSUPPORTED_MEDIA_TYPE: a body sent with a Content-Type other than application/json (UTF-8) */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description TOO_MANY_JOBS (active jobs of the type at the limit) or QUOTA_EXCEEDED (daily quota used up), with Retry-After; API Gateway's stage throttling answers `{"message":"Too Many Requests"}` */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before trying again (responses from the handler) */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"] | components["schemas"]["GatewayErrorResponse"];
+                };
+            };
+            /** @description API Gateway: request line and header values above 10240 bytes, `{"message":"Request Header Fields Too Large"}` */
+            431: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["GatewayErrorResponse"];
+                };
+            };
+            /** @description INTERNAL: unexpected error (no detail); API Gateway answers `{"message":"Internal Server Error"}` when the function fails */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"] | components["schemas"]["GatewayErrorResponse"];
+                };
+            };
+            /** @description PLATFORM_UNAVAILABLE with Retry-After: the database or another platform service is unreachable, dropped the connection, or stayed contended; API Gateway answers `{"message":"Service Unavailable"}` when the integration times out. Not proof that nothing happened: a create may have committed — repeat it with the same Idempotency-Key */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before trying again (responses from the handler) */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"] | components["schemas"]["GatewayErrorResponse"];
+                };
+            };
+        };
+    };
+    adminCancelJob: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                jobId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AdminJobDetail"];
+                };
+            };
+            /** @description Accepted */
+            202: {
                 headers: {
                     [name: string]: unknown;
                 };

@@ -21,6 +21,7 @@ import { createGatewayServer } from './http-gateway.ts';
 import { CONSOLE_PATH, createConsoleRoutes } from './console-routes.ts';
 import { DEFAULT_JWT_KEY_FILE, LOCAL_TOKEN_AUDIENCE } from './local-auth.ts';
 import { LOCAL_EVENT_BUS, startLocalAws, type LocalAws } from './local-aws.ts';
+import { recoverOpenJobs } from './boot-recovery.ts';
 import { logEventRoute } from './log-event-route.ts';
 import { startBackgroundWork, type BackgroundWork } from './background-work.ts';
 
@@ -95,6 +96,9 @@ export async function startLocalRuntime(o: LocalRuntimeOptions): Promise<LocalRu
   ]);
   const { createEngineDeps } = await import('../../engine/default-engine-deps.ts');
   const engine = createEngineDeps({ ...(o.timing ? { timing: o.timing } : {}), logger: new Logger({ serviceName: 'local-engine', logLevel: 'WARN' }) });
+  // The previous run's messages died with its in-memory queues: give its open jobs a message again.
+  const recovered = await recoverOpenJobs(getPrisma(), Date.now().toString(36));
+  if (recovered.reenqueued > 0) log(`re-enqueued ${recovered.reenqueued} open job(s) left by the previous run (${recovered.released} interrupted while running)`);
   const work: BackgroundWork = startBackgroundWork({ aws, engine, dispatcher, dispatchIntervalMs: o.dispatchIntervalMs ?? 2_000, reaperIntervalMs: o.reaperIntervalMs ?? 10_000,
     maintenanceIntervalMs: o.maintenanceIntervalMs ?? 60_000, log });
 
