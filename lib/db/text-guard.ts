@@ -74,8 +74,9 @@ const STATEMENT_METHODS = new Set(['query', 'execute', 'batch', 'queryStream']);
 /** `target` with its statement methods checking their parameters first (and `getConnection` guarded too). */
 function guardRunner<T extends object>(target: T): T {
   return new Proxy(target, {
-    get(obj, prop, receiver) {
-      const value: unknown = Reflect.get(obj, prop, receiver);
+    get(obj, prop) {
+      // The target as receiver: the driver's getters read private fields (`#conn`), which a proxy receiver lacks.
+      const value: unknown = Reflect.get(obj, prop, obj);
       if (typeof value !== 'function') return value;
       if (typeof prop === 'string' && STATEMENT_METHODS.has(prop)) {
         return (...args: unknown[]) => {
@@ -108,8 +109,8 @@ function checkQuery(query: SqlQuery): void {
 
 function guardQueryable<T extends Queryable>(q: T): T {
   return new Proxy(q, {
-    get(obj, prop, receiver) {
-      const value: unknown = Reflect.get(obj, prop, receiver);
+    get(obj, prop) {
+      const value: unknown = Reflect.get(obj, prop, obj);
       if (prop === 'queryRaw' || prop === 'executeRaw') {
         return (query: SqlQuery) => {
           checkQuery(query);
@@ -127,8 +128,8 @@ function guardQueryable<T extends Queryable>(q: T): T {
 /** Prisma's driver adapter factory, whose adapters (and their transactions) refuse ill-formed text. */
 export function guardAdapterFactory<F extends AdapterFactory>(factory: F): F {
   return new Proxy(factory, {
-    get(obj, prop, receiver) {
-      const value: unknown = Reflect.get(obj, prop, receiver);
+    get(obj, prop) {
+      const value: unknown = Reflect.get(obj, prop, obj);
       if (prop === 'connect') return async () => guardQueryable(await (value as () => Promise<Queryable>).call(obj));
       return typeof value === 'function' ? (value as (...a: unknown[]) => unknown).bind(obj) : value;
     },

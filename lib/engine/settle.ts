@@ -5,7 +5,7 @@
  */
 import type { AiJob } from '../db/client.ts';
 import type { JobDefinition } from '../jobs/definition.ts';
-import { InfrastructureError, JobCancelledError, type JobFailure } from '../jobs/failures.ts';
+import { InfrastructureError, JobCancelledError, MAX_INFRASTRUCTURE_REFUNDS, type JobFailure } from '../jobs/failures.ts';
 import { markCancelled, markFailed, releaseLock, type LeaseFence } from '../jobs/lifecycle-repository.ts';
 import type { EngineDeps } from './engine-deps.ts';
 import type { RunOutcome } from './outcome.ts';
@@ -39,11 +39,7 @@ export async function settleFailure(
   return { kind: 'failed', jobId: job.id, code: failure.code };
 }
 
-/**
- * Deliveries a job may spend on infrastructure failures without using up an attempt; beyond them an
- * infrastructure failure counts like any retryable one (so an endless outage still ends the job).
- */
-export const MAX_INFRASTRUCTURE_REFUNDS = 3;
+export { MAX_INFRASTRUCTURE_REFUNDS };
 
 /** Backoff before the redelivery after the n-th (0-based) infrastructure failure: 2 s, 4 s, 8 s. */
 export function infrastructureBackoffMs(n: number): number {

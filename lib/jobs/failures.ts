@@ -6,6 +6,13 @@
 import { EngineError } from '../errors.ts';
 import { isDatabaseUnavailable } from '../db/connection-errors.ts';
 
+/**
+ * Deliveries a job may spend on infrastructure failures without using up an attempt (lib/engine/settle.ts);
+ * beyond them an infrastructure failure counts like any retryable one (so an endless outage still ends the
+ * job). The queues' receive budget counts them too (lib/queue/receive-budget.ts).
+ */
+export const MAX_INFRASTRUCTURE_REFUNDS = 3;
+
 /** A failure of one attempt. Unknown errors are wrapped as {@link InternalJobError}. */
 export abstract class JobFailure extends EngineError {
   /** Safe for the job's owner: no provider text, URL, key or stack. */
