@@ -11,11 +11,13 @@ import { existsSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { Annotations, CfnOutput, Duration, Fn, RemovalPolicy, Stack, Validations } from 'aws-cdk-lib';
 import * as acm from 'aws-cdk-lib/aws-certificatemanager';
+import * as logs from 'aws-cdk-lib/aws-logs';
 import * as cloudfront from 'aws-cdk-lib/aws-cloudfront';
 import * as origins from 'aws-cdk-lib/aws-cloudfront-origins';
 import * as s3 from 'aws-cdk-lib/aws-s3';
 import * as s3deploy from 'aws-cdk-lib/aws-s3-deployment';
 import { Construct, type IConstruct } from 'constructs';
+import { retentionOf } from './app-function.ts';
 import type { StageConfig } from './config.ts';
 
 /** Where `npm run console:build` writes the console. */
@@ -131,6 +133,11 @@ export class AdminConsole extends Construct {
       destinationBucket: this.bucket, destinationKeyPrefix: 'console/',
       distribution: this.distribution, distributionPaths: ['/console/*'],
       memoryLimit: 256,
+      // CDK's upload handler logs to a group with the stage's retention, like every other function.
+      logGroup: new logs.LogGroup(this, 'DeployLogs', {
+        retention: retentionOf(props.config.logRetentionDays),
+        removalPolicy: props.config.production ? RemovalPolicy.RETAIN : RemovalPolicy.DESTROY,
+      }),
     });
     const handler = Stack.of(this).node.children.find((c) => c.node.id.startsWith('Custom::CDKBucketDeployment'));
     if (handler) suppress(handler, bucketDeploymentFindings(this.bucket));

@@ -29,6 +29,7 @@ const OUTCOMES: Record<string, number[]> = {
   createJob: [202, 429], getJob: [200, 404], listJobs: [200], cancelJob: [200, 202, 404, 409], getJobResult: [200, 404, 409],
   getCredential: [200, 404], putCredential: [200], deleteCredential: [204, 404],
   adminListJobs: [200], adminGetJob: [200, 404], adminRetryJob: [200, 201, 404, 409], adminStats: [200],
+  adminCancelJob: [200, 202, 404, 409], adminUsage: [200], adminUsageByUser: [200],
 };
 
 type Handler = (event: ApiEvent, context: Context) => Promise<APIGatewayProxyStructuredResultV2>;

@@ -27,7 +27,16 @@ export async function truncateAll(): Promise<void> {
     tables = rows.map((r) => String(r.t));
   }
   const statements = tables.map((t) => `DELETE FROM \`${t}\`;`).join(' ');
-  await db.query(`SET FOREIGN_KEY_CHECKS = 0; ${statements} SET FOREIGN_KEY_CHECKS = 1;`);
+  // A test's own local runtime may still be writing (dispatcher, reaper, maintenance loops): a deadlock with
+  // them rolls back only the failed DELETE, so the whole batch is simply run again.
+  for (let attempt = 1; ; attempt += 1) {
+    try {
+      await db.query(`SET FOREIGN_KEY_CHECKS = 0; ${statements} SET FOREIGN_KEY_CHECKS = 1;`);
+      return;
+    } catch (err) {
+      if ((err as { code?: string }).code !== 'ER_LOCK_DEADLOCK' || attempt >= 5) throw err;
+    }
+  }
 }
 
 /** Row count of a table, optionally filtered by a raw WHERE clause with parameters. */

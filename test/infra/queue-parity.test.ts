@@ -48,7 +48,7 @@ let dev: Synthesized;
 let prod: Synthesized;
 beforeAll(() => {
   dev = synthStack();
-  prod = synthStack({ stage: 'prod', maxReceiveCount: '12' });
+  prod = synthStack({ stage: 'prod', maxReceiveCount: '20' });
 }, 600_000);
 
 describe('job queue parity', () => {
@@ -65,7 +65,7 @@ describe('job queue parity', () => {
           .toEqual(expectedAttributes(d.queue, { name: d.deadLetterQueue.name, maxReceiveCount: d.maxReceiveCount }));
       }
     }
-    expect(jobQueueDefinitions('prod', queueOptionsFromEnv(envOf(prod, 'Dispatcher'))).interactive.maxReceiveCount).toBe(12);
+    expect(jobQueueDefinitions('prod', queueOptionsFromEnv(envOf(prod, 'Dispatcher'))).interactive.maxReceiveCount).toBe(20);
   });
 
   it('writes the environment from which every queue-using function derives the same definitions', () => {
