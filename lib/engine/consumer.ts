@@ -41,11 +41,20 @@ export interface ConsumerConfig {
   deliveryMarginMs?: number;
 }
 
-/** The bound of one delivery: the job type's timeout (30 s when unknown) plus the margin. */
-function deliveryTimeoutMs(config: ConsumerConfig, jobType: string): number {
+/** Time kept back from the Lambda's deadline to give the message back and answer the batch. */
+export const INVOCATION_RESERVE_MS = 5_000;
+
+/**
+ * The bound of one delivery: the job type's timeout (30 s when unknown) plus the margin, and never past the
+ * invocation's own deadline less {@link INVOCATION_RESERVE_MS} — Lambda kills a call at its timeout, and then
+ * the message would stay hidden for the whole visibility timeout with nothing logged.
+ */
+function deliveryTimeoutMs(config: ConsumerConfig, jobType: string, context?: Pick<Context, 'getRemainingTimeInMillis'>): number {
   const { registry } = config.engine;
   const jobTimeout = registry.has(jobType) ? registry.get(jobType).execution.timeoutMs : 30_000;
-  return jobTimeout + (config.deliveryMarginMs ?? DEFAULT_DELIVERY_MARGIN_MS);
+  const bound = jobTimeout + (config.deliveryMarginMs ?? DEFAULT_DELIVERY_MARGIN_MS);
+  const remaining = context?.getRemainingTimeInMillis?.();
+  return remaining === undefined ? bound : Math.max(1_000, Math.min(bound, remaining - INVOCATION_RESERVE_MS));
 }
 
 /** SQS allows a visibility timeout up to 12 hours. */
@@ -58,7 +67,7 @@ const MAX_VISIBILITY_SECONDS = 43_200;
 export async function consumeBatch(event: SQSEvent, config: ConsumerConfig, context?: Context): Promise<SQSBatchResponse> {
   try {
     const responses = await Promise.all(byMessageGroup(event.Records).map((Records) =>
-      processPartialResponse({ Records }, (record: SQSRecord) => handleRecord(record, config), new SqsFifoPartialProcessorAsync(), {
+      processPartialResponse({ Records }, (record: SQSRecord) => handleRecord(record, config, context), new SqsFifoPartialProcessorAsync(), {
         ...(context ? { context } : {}),
         skipGroupOnError: true,
         throwOnFullBatchFailure: false,
@@ -80,7 +89,7 @@ export function byMessageGroup(records: readonly SQSRecord[]): SQSRecord[][] {
   return [...groups.values()];
 }
 
-async function handleRecord(record: SQSRecord, config: ConsumerConfig): Promise<void> {
+async function handleRecord(record: SQSRecord, config: ConsumerConfig, context?: Context): Promise<void> {
   const setVisibility = (seconds: number) =>
     config.sqs
       .send(new ChangeMessageVisibilityCommand({
@@ -98,7 +107,7 @@ async function handleRecord(record: SQSRecord, config: ConsumerConfig): Promise<
   }
   const outcome = await guardDelivery({
     jobId: message.jobId, receiveCount: Number(record.attributes.ApproximateReceiveCount) || 1,
-    timeoutMs: deliveryTimeoutMs(config, message.jobType), logger: config.engine.logger, setVisibility,
+    timeoutMs: deliveryTimeoutMs(config, message.jobType, context), logger: config.engine.logger, setVisibility,
   }, (control) => runJob(message, config.engine, control));
   if (outcome.kind === 'retry') {
     const delaySeconds = outcome.delayMs / 1000;

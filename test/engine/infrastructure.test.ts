@@ -6,6 +6,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Logger } from '@aws-lambda-powertools/logger';
 import { ReceiveMessageCommand } from '@aws-sdk/client-sqs';
+import type { Context } from 'aws-lambda';
 import { createPrismaClient, getPrisma, type AiJob } from '../../lib/db/client.ts';
 import { getSqlPool } from '../../lib/db/sql-pool.ts';
 import { consumeBatch } from '../../lib/engine/consumer.ts';
@@ -120,6 +121,28 @@ describe('an error escaping a delivery', () => {
       // Bound = the job's 30 s timeout + margin; a negative margin makes it 1 s here.
       const response = await consumeBatch(toSqsEvent(Messages, h.queues.interactive.queueArn), { queueUrl, sqs: h.sqs, engine: h.engine, deliveryMarginMs: -29_000 });
       expect(response.batchItemFailures).toHaveLength(1);
+      const again = await timeUntilVisible(queueUrl, 20_000);
+      expect(again.messages.map((m) => JSON.parse(m.Body!).jobId)).toEqual([created.id]);
+    } finally {
+      delete checkpoints.afterValidation;
+      release();
+    }
+  }, 40_000);
+
+  it("a delivery is also bounded by the invocation's deadline (Lambda's timeout below the job's)", async () => {
+    const created = await h.create({ input: { prompt: 'hang past the deadline' } });
+    let release!: () => void;
+    const hung = new Promise<void>((r) => (release = r));
+    checkpoints.afterValidation = async (j) => (j.id === created.id ? hung : undefined);
+    const queueUrl = h.queues.interactive.queueUrl;
+    try {
+      const { Messages = [] } = await h.sqs.send(new ReceiveMessageCommand({ QueueUrl: queueUrl, WaitTimeSeconds: 2, MessageSystemAttributeNames: ['All'] }));
+      // The job's bound is 30 s + the default 60 s margin; the invocation has 7 s left, so it is abandoned after ~2 s.
+      const deadline = Date.now() + 7_000;
+      const context = { getRemainingTimeInMillis: () => deadline - Date.now() } as Context;
+      const response = await consumeBatch(toSqsEvent(Messages, h.queues.interactive.queueArn), { queueUrl, sqs: h.sqs, engine: h.engine }, context);
+      expect(response.batchItemFailures).toHaveLength(1);
+      expect(Date.now()).toBeLessThan(deadline);
       const again = await timeUntilVisible(queueUrl, 20_000);
       expect(again.messages.map((m) => JSON.parse(m.Body!).jobId)).toEqual([created.id]);
     } finally {
