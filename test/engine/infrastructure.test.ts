@@ -6,7 +6,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Logger } from '@aws-lambda-powertools/logger';
 import { ReceiveMessageCommand } from '@aws-sdk/client-sqs';
-import type { Context } from 'aws-lambda';
+import type { Context, SQSBatchResponse, SQSEvent } from 'aws-lambda';
 import { createPrismaClient, getPrisma, type AiJob } from '../../lib/db/client.ts';
 import { getSqlPool } from '../../lib/db/sql-pool.ts';
 import { consumeBatch } from '../../lib/engine/consumer.ts';
@@ -110,16 +110,19 @@ describe('an error escaping a delivery', () => {
     await deadDb.$disconnect();
   }, 40_000);
 
-  it('a hung delivery is abandoned at its bound and its message comes back', async () => {
-    const created = await h.create({ input: { prompt: 'hang in there' } });
+  /**
+   * A job whose attempt hangs after validation, its message consumed by `consume`; asserts the delivery is
+   * reported failed and its message visible again, then lets the hung call go.
+   */
+  async function hungDelivery(prompt: string, consume: (event: SQSEvent, queueUrl: string) => Promise<SQSBatchResponse>) {
+    const created = await h.create({ input: { prompt } });
     let release!: () => void;
     const hung = new Promise<void>((r) => (release = r));
     checkpoints.afterValidation = async (j) => (j.id === created.id ? hung : undefined);
     const queueUrl = h.queues.interactive.queueUrl;
     try {
       const { Messages = [] } = await h.sqs.send(new ReceiveMessageCommand({ QueueUrl: queueUrl, WaitTimeSeconds: 2, MessageSystemAttributeNames: ['All'] }));
-      // Bound = the job's 30 s timeout + margin; a negative margin makes it 1 s here.
-      const response = await consumeBatch(toSqsEvent(Messages, h.queues.interactive.queueArn), { queueUrl, sqs: h.sqs, engine: h.engine, deliveryMarginMs: -29_000 });
+      const response = await consume(toSqsEvent(Messages, h.queues.interactive.queueArn), queueUrl);
       expect(response.batchItemFailures).toHaveLength(1);
       const again = await timeUntilVisible(queueUrl, 20_000);
       expect(again.messages.map((m) => JSON.parse(m.Body!).jobId)).toEqual([created.id]);
@@ -127,27 +130,22 @@ describe('an error escaping a delivery', () => {
       delete checkpoints.afterValidation;
       release();
     }
+  }
+
+  it('a hung delivery is abandoned at its bound and its message comes back', async () => {
+    // Bound = the job's 30 s timeout + margin; a negative margin makes it 1 s here.
+    await hungDelivery('hang in there', (event, queueUrl) =>
+      consumeBatch(event, { queueUrl, sqs: h.sqs, engine: h.engine, deliveryMarginMs: -29_000 }));
   }, 40_000);
 
   it("a delivery is also bounded by the invocation's deadline (Lambda's timeout below the job's)", async () => {
-    const created = await h.create({ input: { prompt: 'hang past the deadline' } });
-    let release!: () => void;
-    const hung = new Promise<void>((r) => (release = r));
-    checkpoints.afterValidation = async (j) => (j.id === created.id ? hung : undefined);
-    const queueUrl = h.queues.interactive.queueUrl;
-    try {
-      const { Messages = [] } = await h.sqs.send(new ReceiveMessageCommand({ QueueUrl: queueUrl, WaitTimeSeconds: 2, MessageSystemAttributeNames: ['All'] }));
-      // The job's bound is 30 s + the default 60 s margin; the invocation has 7 s left, so it is abandoned after ~2 s.
+    // The job's bound is 30 s + the default 60 s margin; the invocation has 7 s left, so it is abandoned after ~2 s.
+    await hungDelivery('hang past the deadline', async (event, queueUrl) => {
       const deadline = Date.now() + 7_000;
       const context = { getRemainingTimeInMillis: () => deadline - Date.now() } as Context;
-      const response = await consumeBatch(toSqsEvent(Messages, h.queues.interactive.queueArn), { queueUrl, sqs: h.sqs, engine: h.engine }, context);
-      expect(response.batchItemFailures).toHaveLength(1);
+      const response = await consumeBatch(event, { queueUrl, sqs: h.sqs, engine: h.engine }, context);
       expect(Date.now()).toBeLessThan(deadline);
-      const again = await timeUntilVisible(queueUrl, 20_000);
-      expect(again.messages.map((m) => JSON.parse(m.Body!).jobId)).toEqual([created.id]);
-    } finally {
-      delete checkpoints.afterValidation;
-      release();
-    }
+      return response;
+    });
   }, 40_000);
 });
