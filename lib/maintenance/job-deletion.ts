@@ -33,14 +33,16 @@ export async function deleteExpiredJobs(db: PrismaDb, registry: JobDefinitionReg
   if (!finished || !usage) return 0;
   const children = await tablesReferencingJobs(db);
   let deleted = 0;
+  // A job finished before the cutoff was created before it: `createdAt < cutoff` bounds the read to a range of
+  // the (jobType, lifecycleStatus, createdAt) index — the type's old jobs, not all of its history.
   for (const def of optedIn) {
     const cutoff = minDate(new Date(now.getTime() - (def.retention.deleteJobsAfterDays as number) * DAY_MS), minDate(finished, usage));
     deleted += await deleteInBatches(db, loop,
       (limit) => selectIds(db,
-        `SELECT j.id FROM \`AiJob\` j WHERE j.jobType = ? AND j.${TERMINAL} AND j.finishedAt < ?
+        `SELECT j.id FROM \`AiJob\` j WHERE j.jobType = ? AND j.${TERMINAL} AND j.createdAt < ? AND j.finishedAt < ?
            AND NOT EXISTS (SELECT 1 FROM \`AiJob\` c WHERE c.parentJobId = j.id)
            AND NOT EXISTS (SELECT 1 FROM \`OutboxEvent\` o WHERE o.aggregateType = 'AiJob' AND o.aggregateId = j.id AND o.status IN ('pending', 'processing'))
-         LIMIT ${limit}`, def.jobType, cutoff),
+         LIMIT ${limit}`, def.jobType, cutoff, cutoff),
       (tx, ids) => deleteJobs(tx, children, ids, cutoff));
   }
   return deleted;

@@ -110,7 +110,8 @@ describe('retention', () => {
       defineJob({ ...syntheticJob, retention: { snapshotDays: 30, deleteJobsAfterDays: 30 } }),
     ]);
     const old = async (jobType = 'synthetic_job', parentJobId?: string) => {
-      const job = await insertJob({ jobType, lifecycleStatus: 'succeeded', finishedAt: daysAgo(40), parentJobId });
+      // Created before it finished, as every job is (the deletion's read is a range of createdAt).
+      const job = await insertJob({ jobType, lifecycleStatus: 'succeeded', createdAt: daysAgo(40), finishedAt: daysAgo(40), parentJobId });
       await snapshotFor(job.id, daysAgo(10));
       await db().aiJobTransition.create({ data: { id: newId(), jobId: job.id, toStatus: 'queued', actor: 't' } });
       await db().aiJobArtifact.create({ data: { id: newId(), jobId: job.id, artifactType: 't', artifactId: job.id } });
@@ -121,7 +122,7 @@ describe('retention', () => {
     const parent = await old();
     const child = await insertJob({ lifecycleStatus: 'queued', parentJobId: parent });
     const otherType = await old('feynman_evaluation');
-    const recent = (await insertJob({ lifecycleStatus: 'succeeded', finishedAt: daysAgo(5) })).id;
+    const recent = (await insertJob({ lifecycleStatus: 'succeeded', createdAt: daysAgo(45), finishedAt: daysAgo(5) })).id;
     for (const name of ['finished_jobs', 'usage']) await db().aiRollupWatermark.create({ data: { name, coveredUntil: daysAgo(1), updatedAt: new Date() } });
 
     const counts = await withTraffic(() => runRetention(db(), registry, CONFIG, new Date()));
