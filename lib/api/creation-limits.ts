@@ -27,7 +27,7 @@ export function secondsUntilNextUtcDay(now: Date): number {
 
 /**
  * @throws TooManyJobsError when the user's queued + running jobs of this type reach `maxActiveJobsPerUser`
- *   (index `userId, lifecycleStatus, jobType`)
+ *   (index `userId, lifecycleStatus, createdAt`: the user's open jobs)
  * @throws QuotaExceededError when the jobs of this type the user created since midnight UTC reach
  *   `dailyQuotaPerUser` (index `userId, createdAt`)
  */

@@ -2,9 +2,10 @@
  * The API's read queries on jobs. Owner checks live here so every user route applies them the same way:
  * another user's job is reported exactly like a missing one (JOB_NOT_FOUND), never as forbidden.
  */
-import type { AiJob, Db, Prisma } from '../db/client.ts';
+import type { AiJob, Db } from '../db/client.ts';
 import { JobNotFoundError } from '../jobs/lifecycle-errors.ts';
-import { toPage, type Page } from './pagination.ts';
+import { pageOfJobIds, type JobListFilter } from './job-list-query.ts';
+import { toPage, type Page, type PagePosition } from './pagination.ts';
 import type { AdminJobListQuery, UserJobListQuery } from './request-schemas.ts';
 import type { ArtifactRow, TransitionRow, UsageRow } from './views.ts';
 
@@ -55,22 +56,28 @@ export async function listUserJobs(db: Db, userId: string, query: UserJobListQue
 
 /** A page of all jobs matching the admin filters, newest first. */
 export async function listAllJobs(db: Db, query: AdminJobListQuery): Promise<Page<{ job: AiJob; artifacts: ArtifactRow[] }>> {
-  const createdAt = query.createdFrom || query.createdTo
-    ? { ...(query.createdFrom ? { gte: new Date(query.createdFrom) } : {}), ...(query.createdTo ? { lt: new Date(query.createdTo) } : {}) }
-    : undefined;
   return listJobs(db, {
-    userId: query.userId, lifecycleStatus: query.status, jobType: query.jobType, queueName: query.queueName, createdAt,
+    userId: query.userId, lifecycleStatus: query.status, jobType: query.jobType, queueName: query.queueName,
     errorCode: query.errorCode,
+    createdFrom: query.createdFrom ? new Date(query.createdFrom) : undefined,
+    createdTo: query.createdTo ? new Date(query.createdTo) : undefined,
   }, query);
 }
 
+/**
+ * One page, newest first: the ids from one in-order index read (./job-list-query.ts), then those rows by
+ * primary key, then their artifacts.
+ */
 async function listJobs(
-  db: Db, filter: Prisma.AiJobWhereInput, page: { limit: number; cursor?: string | undefined },
+  db: Db, filter: JobListFilter, page: { limit: number; cursor?: PagePosition | undefined },
 ): Promise<Page<{ job: AiJob; artifacts: ArtifactRow[] }>> {
-  const where: Prisma.AiJobWhereInput = { ...filter, ...(page.cursor ? { id: { lt: page.cursor } } : {}) };
-  const rows = await db.aiJob.findMany({ where, orderBy: { id: 'desc' }, take: page.limit + 1 });
+  const ids = await pageOfJobIds(db, filter, page.cursor, page.limit + 1);
+  const found = ids.length === 0 ? [] : await db.aiJob.findMany({ where: { id: { in: ids } } });
+  const byId = new Map(found.map((job) => [job.id, job]));
+  // In the ids' order; a job deleted between the two reads (opt-in retention) is simply not listed.
+  const rows = ids.flatMap((id) => byId.get(id) ?? []);
   const artifacts = await artifactsByJob(db, rows.slice(0, page.limit));
-  return toPage(rows, page.limit, (job) => ({ job, artifacts: artifacts.get(job.id) ?? [] }));
+  return toPage(rows, ids.length, page.limit, (job) => ({ job, artifacts: artifacts.get(job.id) ?? [] }));
 }
 
 /** Everything the admin detail shows: artifacts, transitions (oldest first) and usage rows. */

@@ -36,12 +36,12 @@ const cursorSchema = z
   .string()
   .max(64)
   .transform((value, ctx) => {
-    const afterId = decodeCursor(value);
-    if (afterId === null) {
+    const after = decodeCursor(value);
+    if (after === null) {
       ctx.addIssue({ code: 'custom', message: 'is not a cursor returned by this API' });
       return z.NEVER;
     }
-    return afterId;
+    return after;
   })
   .describe('The `nextCursor` of the previous page');
 

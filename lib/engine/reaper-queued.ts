@@ -4,7 +4,7 @@
  * First the job is re-enqueued with a new deduplication id in a message group of its own; if that message
  * was published and the job is still queued a bound later, the job fails with QUEUED_NOT_PICKED_UP.
  * A job whose enqueue row is not published yet is the dispatcher's (DISPATCH_FAILED), not ours.
- * Served by the (queueName, lifecycleStatus, createdAt) index; nothing is read when nothing is that old.
+ * Served by the (lifecycleStatus, createdAt) index (a range of queued jobs that old); nothing is read when nothing is.
  */
 import type { PrismaDb } from '../db/client.ts';
 import { failBeforeAttempt } from '../jobs/lifecycle-repository.ts';

@@ -75,7 +75,7 @@ export async function reapExpiredLeases(db: PrismaDb, opts: ReaperOptions = DEFA
 
 /**
  * Released jobs whose retry is overdue (their message is presumably gone): re-enqueue once per attempt, then
- * give up. Served by the (lifecycleStatus, lockUntil) index.
+ * give up. Served by the (lifecycleStatus, createdAt) index over running jobs only (open work, never history).
  */
 export async function reapOverdueRetries(db: PrismaDb, opts: ReaperOptions = DEFAULT_REAPER_OPTIONS): Promise<ReapCounts> {
   const counts = emptyCounts();

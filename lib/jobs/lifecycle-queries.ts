@@ -4,8 +4,8 @@ import type { JobState } from './states.ts';
 
 /**
  * Running jobs whose lease expired more than `graceMs` ago (a crashed or frozen consumer). Served by the
- * (lifecycleStatus, lockUntil) index. Released leases (lockedBy NULL) are not included: their job is
- * waiting for its next delivery, not abandoned.
+ * (lifecycleStatus, createdAt) index, over running jobs only (open work, never history). Released leases
+ * (lockedBy NULL) are not included: their job is waiting for its next delivery, not abandoned.
  */
 export async function findExpiredLocks(
   db: Db, opts: { graceMs: number; limit?: number; now?: Date },

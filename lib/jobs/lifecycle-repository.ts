@@ -151,7 +151,7 @@ export async function extendLock(
  * Gives the lease back after a retryable failure: the job stays `running` with no holder, so the next
  * delivery re-locks it (new lease version). Records the attempt's error for admins.
  * `retryAt` is stored in `lockUntil` (a released lease has no other use for it): when the next delivery is
- * due, so the reaper finds overdue retries through the (lifecycleStatus, lockUntil) index.
+ * due, so the reaper finds overdue retries among the running jobs ((lifecycleStatus, createdAt) index: open jobs only).
  * `refundAttempt` gives the attempt back (an infrastructure failure is not the job's; the caller bounds it).
  */
 export async function releaseLock(

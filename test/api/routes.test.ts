@@ -63,11 +63,16 @@ describe('matchRoute (for the local runtime)', () => {
 });
 
 describe('cursors', () => {
-  it('round trip an id and refuse anything else', () => {
-    const id = newId();
-    expect(decodeCursor(encodeCursor(id))).toBe(id);
-    expect(decodeCursor(id)).toBeNull();
+  it('round trip a position (creation time to the millisecond, id) and refuse anything else', () => {
+    const position = { createdAt: new Date('2026-12-02T10:11:12.345Z'), id: newId() };
+    const cursor = encodeCursor(position);
+    expect(cursor.length).toBeLessThanOrEqual(64);
+    expect(decodeCursor(cursor)).toEqual(position);
+    expect(decodeCursor(position.id)).toBeNull();
     expect(decodeCursor('!!')).toBeNull();
-    expect(decodeCursor(Buffer.from(`v2:${id}`).toString('base64url'))).toBeNull();
+    // A v1 cursor (the id alone, from when lists were ordered by id) is not accepted any more.
+    expect(decodeCursor(Buffer.from(`v1:${position.id}`).toString('base64url'))).toBeNull();
+    expect(decodeCursor(Buffer.from(`v2:12x:${position.id}`).toString('base64url'))).toBeNull();
+    expect(decodeCursor(Buffer.from(`v2:1:not-an-id`).toString('base64url'))).toBeNull();
   });
 });
