@@ -1,4 +1,9 @@
-/** One size of `npm run bench:scale` (see bench/scale.ts); prints its figures as one JSON line. */
+/**
+ * One size of `npm run bench:scale` (see bench/scale.ts). Seeds its database, lets the maintenance catch up,
+ * starts the local runtime, prints one JSON line `{ "ready": … }` with the seeding figures, then times one
+ * call per line read on stdin (`{"call": name}` → `{"ms": …}`) until `{"quit": true}`. The parent asks both
+ * sizes in turn, so both are timed under the same machine load.
+ */
 import { spawn } from 'node:child_process';
 import { once } from 'node:events';
 import { createInterface } from 'node:readline';
@@ -17,7 +22,6 @@ import { runRetention } from '../lib/maintenance/retention.ts';
 import { seedFinishedJobs, tableBytes } from './scale-seed.ts';
 
 const n = Number(process.argv[2]);
-const repeats = Number(process.env.BENCH_REPEATS ?? 7);
 const database = `aijobs_bench_scale_${n}`;
 const url = withDatabase(databaseUrlFromEnv(), database);
 process.env.DATABASE_URL = url;
@@ -77,36 +81,46 @@ async function createToSucceeded(): Promise<void> {
   }
 }
 
-async function median(fn: () => Promise<unknown>): Promise<number> {
-  await fn();
-  const times: number[] = [];
-  for (let i = 0; i < repeats; i += 1) {
-    const start = performance.now();
-    await fn();
-    times.push(performance.now() - start);
-  }
-  return times.sort((a, b) => a - b)[Math.floor(times.length / 2)]!;
+/** A list call whose page must be full at every size (else the sizes would not do the same work). */
+async function fullPage(path: string, token = adminToken): Promise<void> {
+  const page = (await get(path, token)) as { items: unknown[] };
+  if (page.items.length !== 20) throw new Error(`${path}: ${page.items.length} items, expected a full page of 20`);
 }
 
 const reaper = { ...reaperDepsFromEnv(), db: getPrisma() };
-const ms: Record<string, number> = {
-  'admin stats': await median(() => get('/admin-api/ai/stats')),
-  'usage report (7 days)': await median(() => get('/admin-api/ai/usage')),
-  'usage per user (7 days)': await median(() => get('/admin-api/ai/usage/users?userId=u7')),
-  'admin list status=failed': await median(() => get('/admin-api/ai/jobs?status=failed')),
-  'admin list jobType=quiz': await median(() => get('/admin-api/ai/jobs?jobType=quiz_generation&status=succeeded')),
-  'admin list userId=u7': await median(() => get('/admin-api/ai/jobs?userId=u7')),
-  "user's list": await median(() => get('/api/ai/jobs', userToken)),
-  'create → succeeded': await median(createToSucceeded),
-  'retention pass': await median(() => runRetention(getPrisma(), jobRegistry, DEFAULT_RETENTION, new Date())),
-  'reaper pass': await median(() => runReaper(reaper)),
-  '(old stats: full count)': await median(() => server.query(
+/** The timed calls, by name. Names in parentheses are references, not counted in scale_ratio. */
+const CALLS: Record<string, () => Promise<unknown>> = {
+  'admin stats': () => get('/admin-api/ai/stats'),
+  'usage report (7 days)': () => get('/admin-api/ai/usage'),
+  'usage per user (7 days)': () => get('/admin-api/ai/usage/users?userId=u7'),
+  'admin list': () => fullPage('/admin-api/ai/jobs'),
+  'admin list status=failed': () => fullPage('/admin-api/ai/jobs?status=failed'),
+  'admin list type+status': () => fullPage('/admin-api/ai/jobs?jobType=quiz_generation&status=succeeded'),
+  'admin list userId=u7': () => fullPage('/admin-api/ai/jobs?userId=u7'),
+  "user's list": () => fullPage('/api/ai/jobs', userToken),
+  "user's list status=succeeded": () => fullPage('/api/ai/jobs?status=succeeded', userToken),
+  'create → succeeded': createToSucceeded,
+  'retention pass': () => runRetention(getPrisma(), jobRegistry, DEFAULT_RETENTION, new Date()),
+  'reaper pass': () => runReaper(reaper),
+  '(old stats: full count)': () => server.query(
     'SELECT jobType, lifecycleStatus, COUNT(*) FROM AiJob GROUP BY jobType, lifecycleStatus; SELECT status, COUNT(*) FROM OutboxEvent GROUP BY status',
-  )),
+  ),
 };
+
+const reply = (value: unknown) => process.stdout.write(`${JSON.stringify(value)}\n`);
+reply({ ready: true, n, calls: Object.keys(CALLS), seedSeconds, catchUpSeconds, bytesPerJob: { seeded: seededBytes / n, afterRetention: retainedBytes / n } });
+
+for await (const line of createInterface({ input: process.stdin })) {
+  const command = JSON.parse(line) as { call?: string; quit?: boolean };
+  if (command.quit) break;
+  const call = CALLS[command.call ?? ''];
+  if (!call) throw new Error(`unknown call ${command.call}`);
+  const start = performance.now();
+  await call();
+  reply({ ms: performance.now() - start });
+}
 await runtime.stop();
 emulators.kill('SIGTERM');
-await server.query(`DROP DATABASE IF EXISTS ${database}`);
+if (!process.env.BENCH_KEEP) await server.query(`DROP DATABASE IF EXISTS ${database}`);
 await server.end();
-console.log(JSON.stringify({ n, seedSeconds, catchUpSeconds, bytesPerJob: { seeded: seededBytes / n, afterRetention: retainedBytes / n }, ms }));
 process.exit(0);

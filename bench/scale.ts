@@ -1,50 +1,98 @@
 /**
- * `npm run bench:scale`: does the engine stay flat as history grows? For each size N (BENCH_SIZES, default
- * `10000,1000000`) a child process seeds a database with N finished jobs (bench/scale-seed.ts), lets the
- * maintenance run catch up (rollups and retention, as months of scheduled runs would have), starts the local
- * runtime and times through its HTTP API: admin stats, the usage report, admin lists with filters, a user's
- * list, a job from create to succeeded; and directly one retention pass and one reaper pass (scheduled
- * functions, no route). Medians of BENCH_REPEATS (7). Also bytes per job before and after retention, and the
- * old full-count stats query for comparison (not in the ratio).
- * Last line: scale_ratio=<worst largest/smallest median across the timed calls>. Target ≤ 2.
+ * `npm run bench:scale`: does the engine stay flat as history grows?
+ *
+ * For each size N (BENCH_SIZES, default `10000,1000000`) a child process (bench/scale-child.ts) seeds a database
+ * with N finished jobs (bench/scale-seed.ts: the last 8 days of traffic are the same at every size, history
+ * before them grows with N), lets the maintenance run catch up (rollups and retention, as months of scheduled
+ * runs would have), starts the local runtime and waits. Then the calls are timed — through the HTTP API: admin
+ * stats, the usage reports, admin lists with filters, a user's lists, a job from create to succeeded; directly:
+ * one retention pass and one reaper pass (scheduled functions, no route); and the old full-count stats
+ * query for comparison (not in the ratio).
+ *
+ * Method (the machine is shared and noisy, so both sizes are measured under the same conditions):
+ * - both children stay up, each in the same state (seeded, caught up, runtime started, same calls made);
+ * - warm-up: every call BENCH_WARMUP times (3) at every size, untimed;
+ * - then BENCH_REPEATS rounds (15): in each, every call once at each size, one size right after the other,
+ *   the order of sizes alternating between rounds; a call is timed inside its child (no IPC in the figure);
+ * - the figure of a call at a size is the median of its rounds; the ratio is largest size / smallest size.
+ * Printed: each call at each size and the ratio, seed and catch-up time, bytes per job (data + indexes of the
+ * job's tables, InnoDB's figures) before and after retention, and a last line
+ * `scale_ratio=<worst ratio across the counted calls>`. Target ≤ 2.
+ * BENCH_KEEP=1 keeps the databases (`aijobs_bench_scale_<N>`) for EXPLAIN afterwards.
  */
-import { spawn } from 'node:child_process';
+import { spawn, type ChildProcess } from 'node:child_process';
+import { createInterface, type Interface } from 'node:readline';
 import { fileURLToPath } from 'node:url';
 
 const sizes = (process.env.BENCH_SIZES ?? '10000,1000000').split(',').map(Number);
-type Result = { n: number; seedSeconds: number; catchUpSeconds: number; bytesPerJob: { seeded: number; afterRetention: number }; ms: Record<string, number> };
+const repeats = Number(process.env.BENCH_REPEATS ?? 15);
+const warmup = Number(process.env.BENCH_WARMUP ?? 3);
 
-function runChild(n: number): Promise<Result> {
-  return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, ['--import', 'tsx', fileURLToPath(new URL('./scale-child.ts', import.meta.url)), String(n)], {
-      stdio: ['ignore', 'pipe', 'inherit'],
+interface Ready { n: number; calls: string[]; seedSeconds: number; catchUpSeconds: number; bytesPerJob: { seeded: number; afterRetention: number } }
+
+/** A child that answers one JSON line per line it is sent. */
+class SizeChild {
+  readonly #child: ChildProcess;
+  readonly #lines: AsyncIterator<string>;
+  constructor(n: number) {
+    this.#child = spawn(process.execPath, ['--import', 'tsx', fileURLToPath(new URL('./scale-child.ts', import.meta.url)), String(n)], {
+      stdio: ['pipe', 'pipe', 'inherit'],
     });
-    let out = '';
-    child.stdout.on('data', (d: Buffer) => (out += d.toString()));
-    child.on('exit', (code) => {
-      const last = out.trim().split('\n').at(-1) ?? '';
-      if (code !== 0) reject(new Error(`size ${n}: exit ${code}`));
-      else resolve(JSON.parse(last) as Result);
-    });
-  });
+    const rl: Interface = createInterface({ input: this.#child.stdout! });
+    this.#lines = rl[Symbol.asyncIterator]();
+  }
+
+  async next<T>(): Promise<T> {
+    for (;;) {
+      const { value, done } = await this.#lines.next();
+      if (done) throw new Error('a size child exited early (see its error above)');
+      if (value.startsWith('{')) return JSON.parse(value) as T;
+    }
+  }
+
+  async time(call: string): Promise<number> {
+    this.#child.stdin!.write(`${JSON.stringify({ call })}\n`);
+    return (await this.next<{ ms: number }>()).ms;
+  }
+
+  async quit(): Promise<void> {
+    const exited = new Promise((resolve) => this.#child.once('exit', resolve));
+    this.#child.stdin!.write(`${JSON.stringify({ quit: true })}\n`);
+    await exited;
+  }
 }
 
-const results: Result[] = [];
+const children: SizeChild[] = [];
+const ready: Ready[] = [];
 for (const n of sizes) {
-  process.stderr.write(`seeding and timing N=${n}…\n`);
-  results.push(await runChild(n));
+  process.stderr.write(`seeding N=${n}…\n`);
+  const child = new SizeChild(n);
+  children.push(child);
+  ready.push(await child.next<Ready>());
 }
-const [small, large] = [results[0]!, results.at(-1)!];
+const calls = ready[0]!.calls;
+const times = ready.map(() => Object.fromEntries(calls.map((c) => [c, [] as number[]])));
+
+process.stderr.write(`timing: ${warmup} warm-up calls, then ${repeats} rounds…\n`);
+for (const call of calls) for (let i = 0; i < warmup; i += 1) for (const child of children) await child.time(call);
+for (let round = 0; round < repeats; round += 1) {
+  const order = round % 2 === 0 ? children.map((_, k) => k) : children.map((_, k) => k).reverse();
+  for (const call of calls) for (const k of order) times[k]![call]!.push(await children[k]!.time(call));
+}
+await Promise.all(children.map((c) => c.quit()));
+
+const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
 const pad = (s: string, w: number) => s.padEnd(w);
-console.log(`${pad('call (median ms)', 34)}${results.map((r) => pad(`N=${r.n}`, 14)).join('')}ratio`);
+console.log(`${pad('call (median ms)', 34)}${ready.map((r) => pad(`N=${r.n}`, 14)).join('')}ratio`);
 let worst = 0;
-for (const name of Object.keys(small.ms)) {
-  const ratio = (large.ms[name] ?? NaN) / (small.ms[name] ?? NaN);
-  const counted = !name.startsWith('(');
+for (const call of calls) {
+  const medians = times.map((t) => median(t[call]!));
+  const ratio = medians.at(-1)! / medians[0]!;
+  const counted = !call.startsWith('(');
   if (counted) worst = Math.max(worst, ratio);
-  console.log(`${pad(name, 34)}${results.map((r) => pad((r.ms[name] ?? NaN).toFixed(1), 14)).join('')}${ratio.toFixed(2)}${counted ? '' : '  (reference, not counted)'}`);
+  console.log(`${pad(call, 34)}${medians.map((m) => pad(m.toFixed(1), 14)).join('')}${ratio.toFixed(2)}${counted ? '' : '  (reference, not counted)'}`);
 }
-for (const r of results) {
+for (const r of ready) {
   console.log(`N=${r.n}: seeded in ${r.seedSeconds.toFixed(0)} s, maintenance catch-up ${r.catchUpSeconds.toFixed(0)} s, bytes/job ${r.bytesPerJob.seeded.toFixed(0)} seeded → ${r.bytesPerJob.afterRetention.toFixed(0)} after retention`);
 }
 console.log(`scale_ratio=${worst.toFixed(2)}`);
