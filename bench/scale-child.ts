@@ -1,18 +1,23 @@
 /**
  * One size of `npm run bench:scale` (see bench/scale.ts). Seeds its database, lets the maintenance catch up,
  * starts the local runtime, prints one JSON line `{ "ready": … }` with the seeding figures, then times one
- * call per line read on stdin (`{"call": name}` → `{"ms": …}`) until `{"quit": true}`. The parent asks both
- * sizes in turn, so both are timed under the same machine load.
+ * call per line read on stdin (`{"call": name}` → `{"ms": …, "rows": …}`) until `{"quit": true}`. The parent
+ * asks both sizes in turn, so both are timed under the same machine load.
+ * Rows read: the runtime and the direct calls connect as a database user of their own, and MariaDB's user
+ * statistics (`userstat`, switched on for the run and back off after if it was off) count the rows every
+ * statement of that user read — the call's work, whatever the machine's load (MySQL: null).
  */
+import { randomBytes } from 'node:crypto';
 import { spawn } from 'node:child_process';
 import { once } from 'node:events';
 import { createInterface } from 'node:readline';
 import { fileURLToPath } from 'node:url';
 import mysql from 'mysql2/promise';
 import { signLocalToken } from '../lib/api/local-jwt.ts';
-import { getPrisma } from '../lib/db/client.ts';
+import { closePrisma, getPrisma } from '../lib/db/client.ts';
 import { databaseUrlFromEnv, parseDatabaseUrl, withDatabase } from '../lib/db/database-url.ts';
 import { migrateDatabase } from '../lib/db/migrator.ts';
+import { closeSqlPool } from '../lib/db/sql-pool.ts';
 import { startLocalRuntime } from '../lib/dev/local-runtime/runtime.ts';
 import { reaperDepsFromEnv, runReaper } from '../lib/engine/reaper-run.ts';
 import { jobRegistry } from '../lib/jobs/registry.ts';
@@ -50,10 +55,42 @@ for (const deadline = Date.now() + 120_000; Date.now() < deadline;) {
 }
 const retainedBytes = await tableBytes(server);
 
+// From here on, everything the calls send runs as `benchUser`, whose rows read the user statistics count.
+const benchUser = `bench_scale_${randomBytes(4).toString('hex')}`;
+const benchPassword = randomBytes(12).toString('hex');
+await server.query(`CREATE USER '${benchUser}'@'%' IDENTIFIED BY '${benchPassword}'`);
+await server.query(`GRANT ALL PRIVILEGES ON \`${database}\`.* TO '${benchUser}'@'%'`);
+const userUrl = new URL(url);
+userUrl.username = benchUser;
+userUrl.password = benchPassword;
+await closePrisma();
+await closeSqlPool();
+process.env.DATABASE_URL = userUrl.toString();
+const userStats = await enableUserStatistics();
+
+/** Switches MariaDB's user statistics on; returns whether this process did (and so switches them off), null on MySQL. */
+async function enableUserStatistics(): Promise<boolean | null> {
+  try {
+    const [rows] = await server.query<mysql.RowDataPacket[]>('SELECT @@GLOBAL.userstat AS on_');
+    if (Number(rows[0]?.on_) === 1) return false;
+    await server.query('SET GLOBAL userstat = 1');
+    return true;
+  } catch {
+    return null;
+  }
+}
+
+/** Rows read so far by `benchUser`'s statements, or null without user statistics. */
+async function rowsRead(): Promise<number | null> {
+  if (userStats === null) return null;
+  const [rows] = await server.query<mysql.RowDataPacket[]>('SELECT ROWS_READ AS n FROM information_schema.USER_STATISTICS WHERE USER = ?', [benchUser]);
+  return Number(rows[0]?.n ?? 0);
+}
+
 const emulators = spawn(process.execPath, ['--import', 'tsx', fileURLToPath(new URL('./emulators.ts', import.meta.url))], { stdio: ['ignore', 'pipe', 'inherit'] });
 const endpoints = JSON.parse((await once(createInterface({ input: emulators.stdout! }), 'line'))[0] as string) as { sqsEndpoint: string; mockAiUrl: string };
 const runtime = await startLocalRuntime({
-  databaseUrl: `${url}?connectionLimit=10`, port: 0, useMoto: false, ...endpoints, log: () => undefined,
+  databaseUrl: `${userUrl.toString()}?connectionLimit=10`, port: 0, useMoto: false, ...endpoints, log: () => undefined,
   dispatchIntervalMs: 500, reaperIntervalMs: 3_600_000, maintenanceIntervalMs: 3_600_000,
 });
 const adminToken = await signLocalToken(runtime.jwtKey, { sub: 'root', admin: true, ...runtime.audience });
@@ -102,9 +139,10 @@ const CALLS: Record<string, () => Promise<unknown>> = {
   'create → succeeded': createToSucceeded,
   'retention pass': () => runRetention(getPrisma(), jobRegistry, DEFAULT_RETENTION, new Date()),
   'reaper pass': () => runReaper(reaper),
-  '(old stats: full count)': () => server.query(
-    'SELECT jobType, lifecycleStatus, COUNT(*) FROM AiJob GROUP BY jobType, lifecycleStatus; SELECT status, COUNT(*) FROM OutboxEvent GROUP BY status',
-  ),
+  '(old stats: full count)': () => Promise.all([
+    getPrisma().$queryRawUnsafe('SELECT jobType, lifecycleStatus, COUNT(*) AS n FROM AiJob GROUP BY jobType, lifecycleStatus'),
+    getPrisma().$queryRawUnsafe('SELECT status, COUNT(*) AS n FROM OutboxEvent GROUP BY status'),
+  ]),
 };
 
 const reply = (value: unknown) => process.stdout.write(`${JSON.stringify(value)}\n`);
@@ -115,12 +153,19 @@ for await (const line of createInterface({ input: process.stdin })) {
   if (command.quit) break;
   const call = CALLS[command.call ?? ''];
   if (!call) throw new Error(`unknown call ${command.call}`);
+  const before = await rowsRead();
   const start = performance.now();
   await call();
-  reply({ ms: performance.now() - start });
+  const ms = performance.now() - start;
+  const after = await rowsRead();
+  reply({ ms, rows: before === null || after === null ? null : after - before });
 }
 await runtime.stop();
 emulators.kill('SIGTERM');
+await closePrisma();
+await closeSqlPool();
+if (userStats) await server.query('SET GLOBAL userstat = 0');
+await server.query(`DROP USER IF EXISTS '${benchUser}'@'%'`);
 if (!process.env.BENCH_KEEP) await server.query(`DROP DATABASE IF EXISTS ${database}`);
 await server.end();
 process.exit(0);

@@ -15,7 +15,9 @@
  * - then BENCH_REPEATS rounds (15): in each, every call once at each size, one size right after the other,
  *   the order of sizes alternating between rounds; a call is timed inside its child (no IPC in the figure);
  * - the figure of a call at a size is the median of its rounds; the ratio is largest size / smallest size.
- * Printed: each call at each size and the ratio, seed and catch-up time, bytes per job (data + indexes of the
+ * - rows read: the rows the call's statements read (MariaDB user statistics of the database user the runtime
+ *   and the direct calls use; bench/scale-child.ts): the work itself, which load does not change.
+ * Printed: each call at each size, the ratio and the rows read, seed and catch-up time, bytes per job (data + indexes of the
  * job's tables, InnoDB's figures) before and after retention, and a last line
  * `scale_ratio=<worst ratio across the counted calls>`. Target ≤ 2.
  * BENCH_KEEP=1 keeps the databases (`aijobs_bench_scale_<N>`) for EXPLAIN afterwards.
@@ -50,9 +52,9 @@ class SizeChild {
     }
   }
 
-  async time(call: string): Promise<number> {
+  async time(call: string): Promise<{ ms: number; rows: number | null }> {
     this.#child.stdin!.write(`${JSON.stringify({ call })}\n`);
-    return (await this.next<{ ms: number }>()).ms;
+    return this.next<{ ms: number; rows: number | null }>();
   }
 
   async quit(): Promise<void> {
@@ -72,25 +74,34 @@ for (const n of sizes) {
 }
 const calls = ready[0]!.calls;
 const times = ready.map(() => Object.fromEntries(calls.map((c) => [c, [] as number[]])));
+const rows = ready.map(() => Object.fromEntries(calls.map((c) => [c, [] as number[]])));
 
 process.stderr.write(`timing: ${warmup} warm-up calls, then ${repeats} rounds…\n`);
 for (const call of calls) for (let i = 0; i < warmup; i += 1) for (const child of children) await child.time(call);
 for (let round = 0; round < repeats; round += 1) {
   const order = round % 2 === 0 ? children.map((_, k) => k) : children.map((_, k) => k).reverse();
-  for (const call of calls) for (const k of order) times[k]![call]!.push(await children[k]!.time(call));
+  for (const call of calls) {
+    for (const k of order) {
+      const t = await children[k]!.time(call);
+      times[k]![call]!.push(t.ms);
+      if (t.rows !== null) rows[k]![call]!.push(t.rows);
+    }
+  }
 }
 await Promise.all(children.map((c) => c.quit()));
 
 const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
 const pad = (s: string, w: number) => s.padEnd(w);
-console.log(`${pad('call (median ms)', 34)}${ready.map((r) => pad(`N=${r.n}`, 14)).join('')}ratio`);
+const rowsOf = (k: number, call: string) => (rows[k]![call]!.length > 0 ? String(median(rows[k]![call]!)) : '-');
+console.log(`${pad('call (median ms)', 34)}${ready.map((r) => pad(`N=${r.n}`, 14)).join('')}${pad('ratio', 8)}rows read (median) ${ready.map((r) => `N=${r.n}`).join(' / ')}`);
 let worst = 0;
 for (const call of calls) {
   const medians = times.map((t) => median(t[call]!));
   const ratio = medians.at(-1)! / medians[0]!;
   const counted = !call.startsWith('(');
   if (counted) worst = Math.max(worst, ratio);
-  console.log(`${pad(call, 34)}${medians.map((m) => pad(m.toFixed(1), 14)).join('')}${ratio.toFixed(2)}${counted ? '' : '  (reference, not counted)'}`);
+  const read = ready.map((_, k) => rowsOf(k, call)).join(' / ');
+  console.log(`${pad(call, 34)}${medians.map((m) => pad(m.toFixed(1), 14)).join('')}${pad(ratio.toFixed(2), 8)}${read}${counted ? '' : '  (reference, not counted)'}`);
 }
 for (const r of ready) {
   console.log(`N=${r.n}: seeded in ${r.seedSeconds.toFixed(0)} s, maintenance catch-up ${r.catchUpSeconds.toFixed(0)} s, bytes/job ${r.bytesPerJob.seeded.toFixed(0)} seeded → ${r.bytesPerJob.afterRetention.toFixed(0)} after retention`);
