@@ -129,6 +129,24 @@ describe('GET /api/ai/jobs', () => {
     expect(seen).toEqual([...ids].reverse());
   });
 
+  it('orders by creation time, then id, and pages through jobs created in the same millisecond exactly once', async () => {
+    const sameMs = new Date('2026-11-20T10:00:00.123Z');
+    const tied: string[] = [];
+    for (let i = 0; i < 5; i += 1) tied.push((await insertJob({ createdAt: sameMs })).id);
+    // Newer ids, older creation times: the creation time decides.
+    const older = (await insertJob({ createdAt: new Date(sameMs.getTime() - 1) })).id;
+    const newer = (await insertJob({ createdAt: new Date(sameMs.getTime() + 1) })).id;
+    const seen: string[] = [];
+    let cursor: string | null = null;
+    do {
+      const res = await list({ limit: '2', ...(cursor ? { cursor } : {}) });
+      expect(res.status).toBe(200);
+      seen.push(...res.body.items.map((j: { jobId: string }) => j.jobId));
+      cursor = res.body.nextCursor;
+    } while (cursor);
+    expect(seen).toEqual([newer, ...[...tied].reverse(), older]);
+  });
+
   it('includes result artifacts for succeeded jobs in the list', async () => {
     const job = await insertJob({ lifecycleStatus: 'succeeded' });
     await addArtifacts(job.id, 2);
