@@ -26,3 +26,19 @@ export function fromLocalInput(value: string): string | undefined {
 export function formatUsd(decimal: string): string {
   return `$${Number(decimal).toLocaleString('en-US', { maximumFractionDigits: 6, minimumFractionDigits: 2 })}`;
 }
+
+/** A decimal USD text (`"0.00012000"`) in integer units of 1e-8 USD, so sums stay exact. */
+export function usdUnits(decimal: string): bigint {
+  const [whole = '0', fraction = ''] = decimal.split('.');
+  return BigInt(whole) * 100_000_000n + BigInt(fraction.padEnd(8, '0').slice(0, 8));
+}
+
+/** Units of 1e-8 USD back to the API's decimal text (8 places). */
+export function usdText(units: bigint): string {
+  return `${units / 100_000_000n}.${(units % 100_000_000n).toString().padStart(8, '0')}`;
+}
+
+/** `1234567` → `1,234,567`. */
+export function formatCount(n: number): string {
+  return n.toLocaleString('en-US');
+}
