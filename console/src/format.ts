@@ -1,9 +1,9 @@
 /** Display formats (date-fns for every date; no hand-written date maths). */
-import { format, formatDistanceStrict, parseISO } from 'date-fns';
+import { formatDistanceStrict, lightFormat, parseISO } from 'date-fns';
 
 /** `2026-12-01 04:05:06` in the browser's time zone. */
 export function formatTime(iso: string | null | undefined): string {
-  return iso ? format(parseISO(iso), 'yyyy-MM-dd HH:mm:ss') : '—';
+  return iso ? lightFormat(parseISO(iso), 'yyyy-MM-dd HH:mm:ss') : '—';
 }
 
 /** How long from `from` to `to` (or to now), e.g. `12 seconds`. */
@@ -14,7 +14,7 @@ export function formatDuration(from: string | undefined, to: string | undefined)
 
 /** An ISO instant as the value of an `<input type="datetime-local">` (local time, minutes). */
 export function toLocalInput(iso: string | undefined): string {
-  return iso ? format(parseISO(iso), "yyyy-MM-dd'T'HH:mm") : '';
+  return iso ? lightFormat(parseISO(iso), "yyyy-MM-dd'T'HH:mm") : '';
 }
 
 /** The value of an `<input type="datetime-local">` as an ISO instant, or undefined when empty. */

@@ -3,7 +3,7 @@
  * and the overview's spend. Costs are added in integer units of 1e-8 USD, as the API does, so a page's
  * totals equal the ledger's to the last digit.
  */
-import { addDays, eachDayOfInterval, format, parseISO } from 'date-fns';
+import { addDays, eachDayOfInterval, lightFormat, parseISO } from 'date-fns';
 import type { components } from './api/schema';
 import { usdText, usdUnits } from './format.ts';
 
@@ -59,7 +59,7 @@ export function groupRows(rows: readonly UsageRow[], keyOf: (r: UsageRow) => str
 
 /** Every UTC day from `from` to `to` (inclusive), `YYYY-MM-DD`. */
 export function daysOf(from: string, to: string): string[] {
-  return eachDayOfInterval({ start: parseISO(from), end: parseISO(to) }).map((d) => format(d, 'yyyy-MM-dd'));
+  return eachDayOfInterval({ start: parseISO(from), end: parseISO(to) }).map((d) => lightFormat(d, 'yyyy-MM-dd'));
 }
 
 /** Today's UTC day, `YYYY-MM-DD` (the API counts days in UTC). */
@@ -69,7 +69,7 @@ export function utcToday(): string {
 
 /** `day` moved by `n` days (a calendar day, not 24 h in local time). */
 export function shiftDay(day: string, n: number): string {
-  return format(addDays(parseISO(day), n), 'yyyy-MM-dd');
+  return lightFormat(addDays(parseISO(day), n), 'yyyy-MM-dd');
 }
 
 /** A UTC day as the chart's x value (seconds). */
