@@ -48,7 +48,7 @@ function optionsOf(p: TimeChartProps, width: number): uPlot.Options {
     tzDate: utc,
     // Our own legend below (a list); uPlot's is an unlabeled table.
     legend: { show: false },
-    scales: { x: { time: true, range: (_u, min, max) => [min - half, max + half] }, left: { auto: true, range: (_u, _min, max) => [0, max > 0 ? max * 1.1 : 1] }, right: { auto: true, range: (_u, _min, max) => [0, max > 0 ? max * 1.1 : 1] } },
+    scales: { x: { time: true, range: (_u, min, max) => [(p.times[0] ?? min) - half, (p.times.at(-1) ?? max) + half] }, left: { auto: true, range: (_u, _min, max) => [0, max > 0 ? max * 1.1 : 1] }, right: { auto: true, range: (_u, _min, max) => [0, max > 0 ? max * 1.1 : 1] } },
     series: [
       { label: p.unit === 'day' ? 'Day (UTC)' : 'Hour (UTC)', value: p.unit === 'day' ? '{YYYY}-{MM}-{DD}' : '{YYYY}-{MM}-{DD} {HH}:00' },
       ...p.series.map((s) => ({ label: s.label, stroke: s.color, fill: bars ? `${s.color}99` : undefined, width: 2, points: { show: !bars }, scale: scale(s.axis), ...(paths ? { paths } : {}) })),
