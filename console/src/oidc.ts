@@ -27,6 +27,16 @@ export class OidcSignInError extends Error {
   override readonly name = 'OidcSignInError';
 }
 
+/**
+ * oauth4webapi refuses plain-HTTP endpoints. An issuer on this machine's loopback (the local runtime with
+ * LOCAL_OIDC_ISSUER, as in the browser test) may use HTTP, as RFC 8252 allows for loopback; nothing else may,
+ * and a deployed stage's issuer is API Gateway's JWT authorizer issuer, which must be HTTPS.
+ */
+function loopbackHttp(issuer: URL): { [oauth.allowInsecureRequests]?: boolean } {
+  const loopback = ['127.0.0.1', 'localhost', '[::1]'].includes(issuer.hostname) && ['127.0.0.1', 'localhost', '[::1]'].includes(location.hostname);
+  return issuer.protocol === 'http:' && loopback ? { [oauth.allowInsecureRequests]: true } : {};
+}
+
 /** Where the issuer sends the browser back: the console's root (register it as the client's callback URL). */
 export function redirectUri(): string {
   return new URL(import.meta.env.BASE_URL, location.origin).href;
@@ -56,7 +66,8 @@ export async function signInWithOidc(config: OidcConfig): Promise<Session> {
   if (!popup) throw new OidcSignInError('the sign-in window was blocked: allow pop-ups for this site');
   try {
     const issuer = new URL(config.issuer);
-    const as = await oauth.processDiscoveryResponse(issuer, await oauth.discoveryRequest(issuer, { algorithm: 'oidc' }));
+    const insecure = loopbackHttp(issuer);
+    const as = await oauth.processDiscoveryResponse(issuer, await oauth.discoveryRequest(issuer, { algorithm: 'oidc', ...insecure }));
     const client: oauth.Client = { client_id: config.clientId };
     const verifier = oauth.generateRandomCodeVerifier();
     const state = oauth.generateRandomState();
@@ -70,7 +81,7 @@ export async function signInWithOidc(config: OidcConfig): Promise<Session> {
     const callback = waitForCallback(popup);
     popup.location.href = authorize.href;
     const params = oauth.validateAuthResponse(as, client, new URL(await callback), state);
-    const response = await oauth.authorizationCodeGrantRequest(as, client, oauth.None(), params, redirectUri(), verifier);
+    const response = await oauth.authorizationCodeGrantRequest(as, client, oauth.None(), params, redirectUri(), verifier, insecure);
     const tokens = await oauth.processAuthorizationCodeResponse(as, client, response, { expectedNonce: nonce, requireIdToken: true });
     const claims = oauth.getValidatedIdTokenClaims(tokens);
     return {
