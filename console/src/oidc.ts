@@ -22,7 +22,7 @@ const CHANNEL = 'ai-jobs-console-oidc';
 /** How long the pop-up may take before sign-in gives up. */
 const SIGN_IN_TIMEOUT_MS = 5 * 60_000;
 
-/** Thrown when the sign-in cannot complete (blocked pop-up, closed or timed out, refused by the issuer). */
+/** Thrown when the sign-in cannot complete (blocked pop-up, cancelled or timed out, refused by the issuer). */
 export class OidcSignInError extends Error {
   override readonly name = 'OidcSignInError';
 }
@@ -59,9 +59,11 @@ export function relayOidcCallback(): boolean {
 
 /**
  * Signs in through the issuer and returns the session. Call from a click handler (the pop-up opens at once).
- * @throws OidcSignInError when the pop-up is blocked, closed or times out, or the issuer refuses
+ * `signal` cancels (the page offers that): a closed pop-up is not taken as a cancel, because a pop-up that went
+ * through an issuer page with a Cross-Origin-Opener-Policy looks closed to this window while it still works.
+ * @throws OidcSignInError when the pop-up is blocked, sign-in is cancelled or times out, or the issuer refuses
  */
-export async function signInWithOidc(config: OidcConfig): Promise<Session> {
+export async function signInWithOidc(config: OidcConfig, signal?: AbortSignal): Promise<Session> {
   const popup = window.open('about:blank', 'ai-jobs-sign-in', 'popup,width=520,height=720');
   if (!popup) throw new OidcSignInError('the sign-in window was blocked: allow pop-ups for this site');
   try {
@@ -78,7 +80,7 @@ export async function signInWithOidc(config: OidcConfig): Promise<Session> {
       client_id: config.clientId, redirect_uri: redirectUri(), response_type: 'code', scope: config.scope ?? 'openid',
       code_challenge: await oauth.calculatePKCECodeChallenge(verifier), code_challenge_method: 'S256', state, nonce,
     }).toString();
-    const callback = waitForCallback(popup);
+    const callback = waitForCallback(signal);
     popup.location.href = authorize.href;
     const params = oauth.validateAuthResponse(as, client, new URL(await callback), state);
     const response = await oauth.authorizationCodeGrantRequest(as, client, oauth.None(), params, redirectUri(), verifier, insecure);
@@ -97,20 +99,20 @@ export async function signInWithOidc(config: OidcConfig): Promise<Session> {
   }
 }
 
-/** The callback URL the pop-up relays; rejects when the pop-up closes first or time runs out. */
-function waitForCallback(popup: Window): Promise<string> {
+/** The callback URL the pop-up relays; rejects when cancelled or time runs out. */
+function waitForCallback(signal: AbortSignal | undefined): Promise<string> {
   return new Promise((resolve, reject) => {
     const channel = new BroadcastChannel(CHANNEL);
-    const started = Date.now();
-    const timer = setInterval(() => {
-      if (popup.closed) finish(() => reject(new OidcSignInError('the sign-in window was closed')));
-      else if (Date.now() - started > SIGN_IN_TIMEOUT_MS) finish(() => reject(new OidcSignInError('sign-in timed out')));
-    }, 500);
     const finish = (then: () => void) => {
-      clearInterval(timer);
+      clearTimeout(timer);
+      signal?.removeEventListener('abort', onAbort);
       channel.close();
       then();
     };
+    const onAbort = () => finish(() => reject(new OidcSignInError('sign-in was cancelled')));
+    const timer = setTimeout(() => finish(() => reject(new OidcSignInError('sign-in timed out'))), SIGN_IN_TIMEOUT_MS);
+    if (signal?.aborted) return onAbort();
+    signal?.addEventListener('abort', onAbort);
     channel.onmessage = (e: MessageEvent<unknown>) => {
       if (typeof e.data === 'string') finish(() => resolve(e.data as string));
     };

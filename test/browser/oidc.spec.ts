@@ -42,7 +42,8 @@ async function startIssuer(consolePort: number): Promise<{ issuer: string; close
         getResourceServerInfo: () => ({ scope: 'openid', audience: AUDIENCE, accessTokenFormat: 'jwt', accessTokenTTL: 3600 }),
       },
     },
-    extraTokenClaims: () => ({ 'cognito:groups': ['SUPER_ADMIN'] }),
+    // Only this account is in the admin group, as a Cognito pool's groups would have it.
+    extraTokenClaims: (_ctx, token) => ('accountId' in token && token.accountId === 'oidc-admin' ? { 'cognito:groups': ['SUPER_ADMIN'] } : {}),
     ttl: { Interaction: 600, Session: 3600, Grant: 3600, AccessToken: 3600, IdToken: 3600, AuthorizationCode: 60 },
     clientBasedCORS: () => true,
     findAccount: (_ctx, sub) => ({ accountId: sub, claims: () => ({ sub }) }),
@@ -81,7 +82,7 @@ test('signs in through the issuer (authorization code + PKCE in a pop-up), keeps
   await popup.locator('input[name="password"]').fill('any password');
   await popup.getByRole('button', { name: 'Sign-in' }).click();
   await popup.getByRole('button', { name: 'Continue' }).click();
-  await popup.waitForEvent('close');
+  await expect.poll(() => popup.isClosed()).toBe(true);
 
   await expect(page.getByText('Signed in as oidc-admin')).toBeVisible();
   // The admin API took the issuer's token: the overview's stats loaded.
@@ -92,4 +93,36 @@ test('signs in through the issuer (authorization code + PKCE in a pop-up), keeps
   expect(await page.evaluate(() => [Object.keys(localStorage).length, Object.keys(sessionStorage).length, document.cookie])).toEqual([0, 0, '']);
   await page.reload();
   await expect(page.getByRole('button', { name: 'Sign in', exact: true })).toBeVisible();
+});
+
+/** Signs in through the pop-up as `login`. */
+async function signInAs(page: import('@playwright/test').Page, login: string): Promise<void> {
+  await page.goto(`${runtime.url}/console/`);
+  const popupOpened = page.waitForEvent('popup');
+  await page.getByRole('button', { name: 'Sign in', exact: true }).click();
+  const popup = await popupOpened;
+  await popup.locator('input[name="login"]').fill(login);
+  await popup.locator('input[name="password"]').fill('any password');
+  await popup.getByRole('button', { name: 'Sign-in' }).click();
+  await popup.getByRole('button', { name: 'Continue' }).click();
+  await expect.poll(() => popup.isClosed()).toBe(true);
+}
+
+test('a signed-in user outside the admin group gets no admin data (403 from the admin API)', async ({ page }) => {
+  await signInAs(page, 'just-a-user');
+  await expect(page.getByText('Signed in as just-a-user')).toBeVisible();
+  await expect(page.getByText(/Could not load/).first()).toBeVisible();
+  await expect(page.getByTestId('jobs-by-state')).toHaveCount(0);
+});
+
+test('"Cancel sign-in" stops waiting for the pop-up and says so', async ({ page }) => {
+  await page.goto(`${runtime.url}/console/`);
+  const popupOpened = page.waitForEvent('popup');
+  await page.getByRole('button', { name: 'Sign in', exact: true }).click();
+  const popup = await popupOpened;
+  await popup.locator('input[name="login"]').waitFor();
+  await page.getByRole('button', { name: 'Cancel sign-in' }).click();
+  await expect(page.getByRole('alert')).toContainText('sign-in was cancelled');
+  await expect.poll(() => popup.isClosed()).toBe(true);
+  await expect(page.getByRole('button', { name: 'Sign in', exact: true })).toBeEnabled();
 });

@@ -2,7 +2,7 @@
  * Sign-in. Locally one click (the local runtime mints an admin token); on a deployed stage the OIDC
  * issuer's authorization code + PKCE flow in a pop-up (../oidc.ts).
  */
-import { useState } from 'preact/hooks';
+import { useRef, useState } from 'preact/hooks';
 import { signInWithOidc } from '../oidc.ts';
 import { loadConfig, setSession, signInLocally, type ConsoleConfig } from '../session.ts';
 import { useLoad } from '../hooks.ts';
@@ -12,13 +12,17 @@ export function SignInPage() {
   const config = useLoad<ConsoleConfig>(loadConfig, []);
   const [error, setError] = useState<string>();
   const [busy, setBusy] = useState(false);
+  const pending = useRef<AbortController | null>(null);
   const signIn = async (c: ConsoleConfig) => {
     setBusy(true);
     setError(undefined);
     try {
       if (c.signIn === 'local') await signInLocally(c);
       else if (!c.clientId) throw new Error('config.json names no OIDC client (deploy with -c consoleClientId=…)');
-      else setSession(await signInWithOidc({ issuer: c.issuer, clientId: c.clientId, ...(c.scope ? { scope: c.scope } : {}) }));
+      else {
+        pending.current = new AbortController();
+        setSession(await signInWithOidc({ issuer: c.issuer, clientId: c.clientId, ...(c.scope ? { scope: c.scope } : {}) }, pending.current.signal));
+      }
     } catch (err) {
       setError((err as Error).message);
       setBusy(false);
@@ -38,6 +42,7 @@ export function SignInPage() {
         <>
           <p>Sign in with your organisation's account at <code>{new URL(config.data.issuer).host}</code>; it opens in a new window.</p>
           <button type="button" class="primary" disabled={busy} onClick={() => config.data && signIn(config.data)}>Sign in</button>
+          {busy && <button type="button" onClick={() => pending.current?.abort()}>Cancel sign-in</button>}
         </>
       )}
       {error && <p role="alert" class="error">{error}</p>}
