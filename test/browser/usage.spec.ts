@@ -24,7 +24,7 @@ test('the usage totals next to the charts equal the ledger, per model too, and t
   await expect(totals.locator('[data-total="prompt"]')).toHaveText(n(ledger?.p));
   await expect(totals.locator('[data-total="completion"]')).toHaveText(n(ledger?.c));
   await expect(totals.locator('[data-total="calls"]')).toHaveText(n(ledger?.calls));
-  for (const chart of ['cost-chart', 'tokens-chart']) await expect(page.getByTestId(chart).locator('canvas')).toBeVisible();
+  for (const chart of ['cost-chart', 'tokens-chart', 'model-chart']) await expect(page.getByTestId(chart).locator('canvas')).toBeVisible();
 
   const [byModel] = await db.query(`SELECT CONCAT(provider, '/', model) AS m, CAST(SUM(totalTokens) AS CHAR) AS t, CAST(SUM(costUsd) AS CHAR) AS usd
     FROM AiUsageLog WHERE createdAt >= UTC_DATE() GROUP BY provider, model`);

@@ -85,10 +85,27 @@ function UsageCharts({ report }: { report: UsageReport }) {
             { label: 'Completion tokens', color: '#1a7f37', values: perDay(report.rows, days, (s) => s.completionTokens) },
           ]} />
       </div>
+      <ModelChart report={report} days={days} times={times} />
       <UsageTable caption="Per day" groupLabel="Day (UTC)" groups={groupRows(report.rows, (r) => r.day).sort((a, b) => a.key.localeCompare(b.key))}
         total={t} testId="usage-per-day" />
     </section>
   );
+}
+
+/** Models drawn one line each in the per-model chart; the rest are summed as "other". */
+const CHART_MODELS = 5;
+const MODEL_COLORS = ['#2563eb', '#cf222e', '#1a7f37', '#9a6700', '#8250df', '#6e7781'];
+
+function ModelChart({ report, days, times }: { report: UsageReport; days: string[]; times: number[] }) {
+  const models = groupRows(report.rows, modelOf).map((g) => g.key);
+  if (models.length === 0) return null;
+  const shown = models.slice(0, CHART_MODELS);
+  const rest = report.rows.filter((r) => !shown.includes(modelOf(r)));
+  const series = [
+    ...shown.map((m, i) => ({ label: m, color: MODEL_COLORS[i]!, values: perDay(report.rows.filter((r) => modelOf(r) === m), days, (s) => Number(s.costUsd)) })),
+    ...(rest.length ? [{ label: `other (${models.length - shown.length} models)`, color: MODEL_COLORS[CHART_MODELS]!, values: perDay(rest, days, (s) => Number(s.costUsd)) }] : []),
+  ];
+  return <TimeChart label="Cost per day by model (USD)" unit="day" times={times} leftAxis="USD" testId="model-chart" series={series} />;
 }
 
 function Breakdowns({ report, users }: { report: UsageReport; users: UsageReport }) {
