@@ -51,3 +51,21 @@ test('every page\'s controls have an accessible name, and no page is a placehold
     for (const t of tables) expect(t.unscoped, `${name}: ${t.caption}`).toBe(0);
   }
 });
+
+test('keyboard only: open a running job from a bookmark, cancel it through the dialog, and see it end cancelled', async ({ page, baseUrl, adminToken, db }) => {
+  const running = await createQuiz(baseUrl, adminToken, 'Ribosomes build proteins. [scenario:slow:60000]');
+  await waitForState(db, running, 'running');
+  await page.goto(`/console/jobs/${running}`);
+  await tabTo(page, page.getByRole('button', { name: 'Sign in as local admin' }));
+  await page.keyboard.press('Enter');
+  await expect(page.getByRole('heading', { name: `Job ${running}` })).toBeVisible();
+  await tabTo(page, page.getByRole('button', { name: 'Cancel job' }));
+  await page.keyboard.press('Enter');
+  const dialog = page.getByRole('dialog', { name: 'Cancel job' });
+  await expect(dialog.getByRole('button', { name: 'Cancel', exact: true })).toBeFocused();
+  await page.keyboard.press('Tab');
+  await expect(dialog.getByRole('button', { name: 'Cancel the job' })).toBeFocused();
+  await page.keyboard.press('Enter');
+  await expect(page.locator('.summary .badge')).toHaveText('cancelled', { timeout: 30_000 });
+  await waitForState(db, running, 'cancelled');
+});
