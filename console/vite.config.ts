@@ -16,11 +16,5 @@ export default defineConfig({
     target: 'es2022',
     sourcemap: false,
     reportCompressedSize: false,
-    rolldownOptions: {
-      // TanStack's 'use client' markers mean nothing without React Server Components.
-      onwarn(warning, warn) {
-        if (warning.code !== 'MODULE_LEVEL_DIRECTIVE') warn(warning);
-      },
-    },
   },
 });

@@ -2,14 +2,14 @@
  * The signed-in admin's token, held in memory only (never localStorage or cookies): a reload signs out.
  * How to sign in comes from `/console/config.json`, written by whoever serves the console: the local
  * runtime answers `{"signIn":"local"}` and mints a token at its local-only route; a deployed stage answers
- * `{"signIn":"oidc", ...}` (authorization code + PKCE; see docs/console.md).
+ * `{"signIn":"oidc", ...}` (authorization code + PKCE in ./oidc.ts; see docs/console.md).
  */
 import { useEffect, useState } from 'preact/hooks';
 
 /** What `/console/config.json` says. */
 export type ConsoleConfig =
   | { signIn: 'local'; apiBaseUrl?: string }
-  | { signIn: 'oidc'; apiBaseUrl?: string; issuer: string; clientId: string };
+  | { signIn: 'oidc'; apiBaseUrl?: string; issuer: string; clientId: string | null; scope?: string };
 
 export interface Session {
   token: string;
@@ -58,3 +58,4 @@ export async function signInLocally(config: ConsoleConfig): Promise<void> {
   if (!res.ok) throw new Error(`local sign-in failed: HTTP ${res.status}`);
   setSession((await res.json()) as Session);
 }
+

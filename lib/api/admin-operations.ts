@@ -16,6 +16,9 @@ import { json, type ApiResult } from './http.ts';
 import { adminJobRelations, findJob, listAllJobs } from './job-reads.ts';
 import type { AdminJobListQuery, UsageQuery } from './request-schemas.ts';
 import { usageReport } from '../rollups/usage-report.ts';
+import { reaperReport } from './reaper-report.ts';
+import { reaperOptionsFromEnv } from '../engine/reaper-run.ts';
+import type { ReaperOptions } from '../engine/reaper.ts';
 import { jobIdOf, type OperationContext } from './router.ts';
 import type { AdminAction, AdminRoute } from './routes.ts';
 import { collectStats, type QueueEndpoint } from './stats.ts';
@@ -31,6 +34,8 @@ export interface AdminApiDeps {
   sqs: SQSClient;
   queues: readonly QueueEndpoint[];
   logger: Logger;
+  /** The reaper's bounds for its report (default: from the environment, as the reaper reads them). */
+  reaperOptions?: ReaperOptions;
 }
 
 type Ctx = OperationContext<AdminApiDeps, AdminRoute>;
@@ -114,6 +119,11 @@ async function adminUsageByUser({ query, deps }: Ctx): Promise<ApiResult> {
   return json(200, await usageReport(deps.db, { ...(query as UsageQuery), perUser: true }, deps.now()));
 }
 
+/** `GET /admin-api/ai/reaper/report`: what the reaper would act on, under its configured bounds. */
+async function adminReaperReport({ deps }: Ctx): Promise<ApiResult> {
+  return json(200, await reaperReport(deps.db, deps.reaperOptions ?? reaperOptionsFromEnv(), deps.now()));
+}
+
 /** One operation per admin action. */
 export const ADMIN_OPERATIONS: Record<AdminAction, (ctx: Ctx) => Promise<ApiResult>> = {
   adminListJobs,
@@ -123,4 +133,5 @@ export const ADMIN_OPERATIONS: Record<AdminAction, (ctx: Ctx) => Promise<ApiResu
   adminStats,
   adminUsage,
   adminUsageByUser,
+  adminReaperReport,
 };

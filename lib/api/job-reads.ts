@@ -7,7 +7,8 @@ import { JobNotFoundError } from '../jobs/lifecycle-errors.ts';
 import { pageOfJobIds, type JobListFilter } from './job-list-query.ts';
 import { toPage, type Page, type PagePosition } from './pagination.ts';
 import type { AdminJobListQuery, UserJobListQuery } from './request-schemas.ts';
-import type { ArtifactRow, TransitionRow, UsageRow } from './views.ts';
+import { JOB_RESULT_READERS } from './job-results.ts';
+import type { AdminJobRelations, ArtifactRow } from './views.ts';
 
 /**
  * The job, when it exists and belongs to `userId` (and is of `jobType`, when given).
@@ -80,11 +81,14 @@ async function listJobs(
   return toPage(rows, ids.length, page.limit, (job) => ({ job, artifacts: artifacts.get(job.id) ?? [] }));
 }
 
-/** Everything the admin detail shows: artifacts, transitions (oldest first) and usage rows. */
-export async function adminJobRelations(
-  db: Db, job: AiJob,
-): Promise<{ artifacts: ArtifactRow[]; transitions: TransitionRow[]; usage: UsageRow[] }> {
-  const [artifacts, transitions, usage] = await Promise.all([
+/**
+ * Everything the admin detail shows beside the job: artifacts, transitions (oldest first), usage rows, the
+ * snapshot and, for a succeeded job, its business rows (read as its type's result route reads them). Each is
+ * one indexed read by job id.
+ */
+export async function adminJobRelations(db: Db, job: AiJob): Promise<AdminJobRelations> {
+  const reader = job.lifecycleStatus === 'succeeded' ? JOB_RESULT_READERS.get(job.jobType) : undefined;
+  const [artifacts, transitions, usage, snapshot, businessRows] = await Promise.all([
     artifactsByJob(db, [job]),
     db.aiJobTransition.findMany({
       where: { jobId: job.id },
@@ -94,8 +98,25 @@ export async function adminJobRelations(
     db.aiUsageLog.findMany({
       where: { jobId: job.id },
       orderBy: [{ attemptNo: 'asc' }, { id: 'asc' }],
-      select: { attemptNo: true, promptTokens: true, completionTokens: true, totalTokens: true, costUsd: true, model: true, provider: true },
+      select: {
+        attemptNo: true, promptTokens: true, completionTokens: true, totalTokens: true, costUsd: true, model: true, provider: true,
+        latencyMs: true, errorCode: true,
+      },
     }),
+    db.aiJobSnapshot.findUnique({
+      where: { jobId: job.id },
+      select: { content: true, schemaVersion: true, redactionVersion: true, createdAt: true, expiresAt: true },
+    }),
+    reader ? reader.read(db, job).catch(nullWhenDeleted) : Promise.resolve(null),
   ]);
-  return { artifacts: artifacts.get(job.id) ?? [], transitions, usage };
+  return {
+    artifacts: artifacts.get(job.id) ?? [], transitions, usage, snapshot,
+    businessRows: (businessRows as Record<string, unknown> | null) ?? null,
+  };
+}
+
+/** A business row deleted since (Prisma P2025 from a reader's findUniqueOrThrow) reads as none; anything else is thrown. */
+function nullWhenDeleted(err: unknown): null {
+  if ((err as { code?: unknown }).code === 'P2025') return null;
+  throw err;
 }

@@ -36,6 +36,7 @@ const ACTIONS: Record<Action, { tag: string; success: Record<number, string | nu
   adminStats: { tag: 'admin', success: { 200: 'StatsResponse' }, errors: [403] },
   adminUsage: { tag: 'admin', success: { 200: 'UsageReport' }, errors: [403] },
   adminUsageByUser: { tag: 'admin', success: { 200: 'UsageReport' }, errors: [403] },
+  adminReaperReport: { tag: 'admin', success: { 200: 'ReaperReport' }, errors: [403] },
 };
 
 /**

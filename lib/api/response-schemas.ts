@@ -110,9 +110,27 @@ export const adminJobDetailSchema = z
       }),
     ),
     usage: z.strictObject({
-      attempts: z.array(z.strictObject({ attemptNo: z.number().int(), ...tokenTotals, models: z.array(z.string()) })),
+      attempts: z.array(z.strictObject({
+        attemptNo: z.number().int(), ...tokenTotals, models: z.array(z.string()),
+        latencyMs: count.describe('Sum of the provider calls\' latencies in this attempt'),
+        errorCodes: z.array(z.string()).describe('Error codes of this attempt\'s failed provider calls, in call order (distinct)'),
+      })),
       total: z.strictObject(tokenTotals),
     }),
+    inputSnapshot: z
+      .strictObject({
+        content: z.unknown().describe('The input the job runs on, redacted (secret-named fields and secret-shaped text are [REDACTED])'),
+        schemaVersion: z.string(),
+        redactionVersion: z.number().int(),
+        createdAt: timestamp,
+        expiresAt: timestamp.nullable(),
+      })
+      .nullable()
+      .describe('Null when retention deleted the snapshot'),
+    businessRows: z
+      .record(z.string(), z.unknown())
+      .nullable()
+      .describe('A succeeded job\'s business rows, as its type\'s result route returns them (e.g. QuizGenerationResult); null otherwise'),
   })
   .register(responseSchemas, { id: 'AdminJobDetail' });
 
@@ -134,6 +152,8 @@ export const statsResponseSchema = z
         lastHour: finishedWindow.describe('Finished in the last 60 minutes (exact)'),
         last24h: finishedWindow.describe('Finished since the start of the hour 23 hours ago (exact; hour-aligned)'),
         perDay: z.array(finishedWindow.extend({ day: z.string().describe('UTC day, YYYY-MM-DD') })).describe('The last 7 UTC days, today last'),
+        perHour: z.array(z.strictObject({ hour: timestamp.describe('Start of the UTC hour'), byStatus: terminalCounts }))
+          .describe('The 24 hours of last24h, oldest first (the current hour last)'),
         rollupCoveredUntil: timestamp.nullable().describe('Jobs finished before this come from the hourly rollup, later ones are counted live'),
       }),
     }),
@@ -172,6 +192,25 @@ export const usageReportSchema = z
   })
   .register(responseSchemas, { id: 'UsageReport' });
 
+export const reaperReportSchema = z
+  .strictObject({
+    generatedAt: timestamp,
+    bounds: z.strictObject({
+      graceMs: count.describe('Grace after an expired lease (REAPER_LEASE_GRACE_MS)'),
+      overdueRetryMs: count.describe('How overdue a released retry may be (REAPER_OVERDUE_RETRY_MS)'),
+      queuedBoundMs: z.record(z.enum(QUEUE_NAMES), count).describe('How long a job may stay queued, per queue'),
+    }),
+    limitPerKind: count.describe('At most this many jobs per kind (and per queue for queued jobs)'),
+    items: z.array(z.strictObject({
+      kind: z.enum(['expired_lease', 'overdue_retry', 'queued_not_picked_up'])
+        .describe('expired_lease: running, lease ended beyond the grace; overdue_retry: released, retry overdue; queued_not_picked_up: queued beyond its queue\'s bound'),
+      since: timestamp.describe('When the lease ended, the retry was due, or the job was created'),
+      job: adminJobSummarySchema,
+    })),
+  })
+  .register(responseSchemas, { id: 'ReaperReport', description: 'Open jobs the reaper\'s next run would act on (read-only)' });
+
+export type ReaperReport = z.output<typeof reaperReportSchema>;
 export type JobStatusResponse = z.output<typeof jobStatusResponseSchema>;
 export type JobListResponse = z.output<typeof jobListResponseSchema>;
 export type CredentialResponse = z.output<typeof credentialResponseSchema>;

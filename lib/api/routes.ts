@@ -22,7 +22,7 @@ export type UserAction =
   | 'deleteCredential';
 
 /** What the admin Lambda does for a route. */
-export type AdminAction = 'adminListJobs' | 'adminGetJob' | 'adminRetryJob' | 'adminCancelJob' | 'adminStats' | 'adminUsage' | 'adminUsageByUser';
+export type AdminAction = 'adminListJobs' | 'adminGetJob' | 'adminRetryJob' | 'adminCancelJob' | 'adminStats' | 'adminUsage' | 'adminUsageByUser' | 'adminReaperReport';
 
 export interface ApiRoute<A extends string = string> {
   method: HttpMethod;
@@ -66,6 +66,7 @@ export const ADMIN_ROUTES = [
   { method: 'GET', path: '/admin-api/ai/stats', operationId: 'adminStats', action: 'adminStats', summary: 'Jobs per state and type, outbox backlog, queue and dead-letter queue depths' },
   { method: 'GET', path: '/admin-api/ai/usage', operationId: 'adminUsage', action: 'adminUsage', summary: 'Tokens and cost per UTC day × job type × model × credential mode (filters: days, jobType, model, userId)' },
   { method: 'GET', path: '/admin-api/ai/usage/users', operationId: 'adminUsageByUser', action: 'adminUsageByUser', summary: 'Tokens and cost per user × UTC day × job type × model × credential mode' },
+  { method: 'GET', path: '/admin-api/ai/reaper/report', operationId: 'adminReaperReport', action: 'adminReaperReport', summary: "Open jobs the reaper's next run would act on (expired leases, overdue retries, queued jobs nobody picked up), read-only" },
 ] as const satisfies readonly ApiRoute<AdminAction>[];
 
 export type UserRoute = (typeof USER_ROUTES)[number];

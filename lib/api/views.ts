@@ -3,11 +3,13 @@
  * leaks by default. The public view is exactly ADR-003 §7.2's frozen JobStatusResponse — no input,
  * snapshot, output or output hash, credential, lease, or internal error. Admin views add internal fields.
  */
-import type { AiJob, AiJobArtifact, AiJobTransition, AiUsageLog } from '../db/client.ts';
+import type { AiJob, AiJobArtifact, AiJobSnapshot, AiJobTransition, AiUsageLog } from '../db/client.ts';
+import { redactSnapshot } from '../jobs/redaction.ts';
 import type { AdminJobDetail, AdminJobSummary, JobStatusResponse } from './response-schemas.ts';
 
 export type ArtifactRow = Pick<AiJobArtifact, 'artifactType' | 'artifactId' | 'ordinal'>;
-export type UsageRow = Pick<AiUsageLog, 'attemptNo' | 'promptTokens' | 'completionTokens' | 'totalTokens' | 'costUsd' | 'model' | 'provider'>;
+export type UsageRow = Pick<AiUsageLog, 'attemptNo' | 'promptTokens' | 'completionTokens' | 'totalTokens' | 'costUsd' | 'model' | 'provider' | 'latencyMs' | 'errorCode'>;
+export type SnapshotRow = Pick<AiJobSnapshot, 'content' | 'schemaVersion' | 'redactionVersion' | 'createdAt' | 'expiresAt'>;
 export type TransitionRow = Pick<AiJobTransition, 'fromStatus' | 'toStatus' | 'actor' | 'reason' | 'errorCode' | 'leaseVersion' | 'createdAt'>;
 
 /**
@@ -50,11 +52,23 @@ export function toAdminJobSummary(job: AiJob, artifacts: readonly ArtifactRow[])
   };
 }
 
-/** The admin detail: the summary plus internal error, model, transition history and usage per attempt. */
-export function toAdminJobView(
-  job: AiJob,
-  related: { artifacts: readonly ArtifactRow[]; transitions: readonly TransitionRow[]; usage: readonly UsageRow[] },
-): AdminJobDetail {
+/** What the admin detail reads beside the job (lib/api/job-reads.ts `adminJobRelations`). */
+export interface AdminJobRelations {
+  artifacts: readonly ArtifactRow[];
+  transitions: readonly TransitionRow[];
+  usage: readonly UsageRow[];
+  snapshot: SnapshotRow | null;
+  /** A succeeded job's business rows (its type's result reader), else null. */
+  businessRows: Record<string, unknown> | null;
+}
+
+/**
+ * The admin detail: the summary plus internal error, model, transition history, usage per attempt (latency,
+ * errors), the input snapshot and the business rows. The snapshot was redacted when stored; it is redacted
+ * again here with today's rules (lib/jobs/redaction.ts), so a snapshot stored under older rules shows nothing
+ * those rules missed.
+ */
+export function toAdminJobView(job: AiJob, related: AdminJobRelations): AdminJobDetail {
   return {
     ...toAdminJobSummary(job, related.artifacts),
     targetType: job.targetType,
@@ -74,6 +88,14 @@ export function toAdminJobView(
       createdAt: t.createdAt.toISOString(),
     })),
     usage: summarizeUsage(related.usage),
+    inputSnapshot: related.snapshot && {
+      content: redactSnapshot(related.snapshot.content).content,
+      schemaVersion: related.snapshot.schemaVersion,
+      redactionVersion: related.snapshot.redactionVersion,
+      createdAt: related.snapshot.createdAt.toISOString(),
+      expiresAt: related.snapshot.expiresAt?.toISOString() ?? null,
+    },
+    businessRows: related.businessRows,
   };
 }
 
@@ -81,18 +103,22 @@ type UsageTotals = AdminJobDetail['usage']['total'];
 
 /** Provider calls summed per attempt (ascending) and overall. Costs are added in integer units of 1e-8 USD. */
 export function summarizeUsage(rows: readonly UsageRow[]): AdminJobDetail['usage'] {
-  const perAttempt = new Map<number, { sums: Sums; models: Set<string> }>();
+  const perAttempt = new Map<number, { sums: Sums; models: Set<string>; latencyMs: number; errorCodes: Set<string> }>();
   const total = newSums();
   for (const row of rows) {
     let entry = perAttempt.get(row.attemptNo);
-    if (!entry) perAttempt.set(row.attemptNo, (entry = { sums: newSums(), models: new Set() }));
+    if (!entry) perAttempt.set(row.attemptNo, (entry = { sums: newSums(), models: new Set(), latencyMs: 0, errorCodes: new Set() }));
     add(entry.sums, row);
     add(total, row);
     entry.models.add(`${row.provider}/${row.model}`);
+    entry.latencyMs += row.latencyMs;
+    if (row.errorCode) entry.errorCodes.add(row.errorCode);
   }
   const attempts = [...perAttempt.entries()]
     .sort(([a], [b]) => a - b)
-    .map(([attemptNo, { sums, models }]) => ({ attemptNo, ...totalsOf(sums), models: [...models].sort() }));
+    .map(([attemptNo, { sums, models, latencyMs, errorCodes }]) => ({
+      attemptNo, ...totalsOf(sums), models: [...models].sort(), latencyMs, errorCodes: [...errorCodes],
+    }));
   return { attempts, total: totalsOf(total) };
 }
 

@@ -6,21 +6,24 @@
  * A job whose enqueue row is not published yet is the dispatcher's (DISPATCH_FAILED), not ours.
  * Served by the (lifecycleStatus, createdAt) index (a range of queued jobs that old); nothing is read when nothing is.
  */
-import type { PrismaDb } from '../db/client.ts';
+import type { Prisma, PrismaDb } from '../db/client.ts';
 import { failBeforeAttempt } from '../jobs/lifecycle-repository.ts';
 import { JOB_QUEUE_NAMES } from '../queue/queue-definitions.ts';
 import { ACTOR, emptyCounts, enqueueKey, guarded, reenqueue, type ReapCounts, type ReaperOptions } from './reaper.ts';
 
 export const QUEUED_NOT_PICKED_UP = 'QUEUED_NOT_PICKED_UP';
 
+/** Jobs of `queueName` still queued since before `cutoff` (now − the queue's bound): what the reaper considers here. */
+export function unpickedQueuedWhere(queueName: string, cutoff: Date): Prisma.AiJobWhereInput {
+  return { queueName, lifecycleStatus: 'queued', createdAt: { lt: cutoff } };
+}
+
 export async function reapUnpickedQueuedJobs(db: PrismaDb, opts: ReaperOptions): Promise<ReapCounts> {
   const counts = emptyCounts();
   const now = opts.now ?? new Date();
   for (const queueName of JOB_QUEUE_NAMES) {
     const cutoff = new Date(now.getTime() - opts.queuedBoundMs[queueName]);
-    const candidates = await db.aiJob.findMany({
-      where: { queueName, lifecycleStatus: 'queued', createdAt: { lt: cutoff } }, orderBy: { createdAt: 'asc' }, take: opts.limit,
-    });
+    const candidates = await db.aiJob.findMany({ where: unpickedQueuedWhere(queueName, cutoff), orderBy: { createdAt: 'asc' }, take: opts.limit });
     for (const job of candidates) {
       await guarded(counts, async () => {
         const [original, again] = await Promise.all([`ai.job.enqueue:${job.id}`, enqueueKey(job.id, 1)].map((dedupeKey) =>

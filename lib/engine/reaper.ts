@@ -81,15 +81,7 @@ export async function reapOverdueRetries(db: PrismaDb, opts: ReaperOptions = DEF
   const counts = emptyCounts();
   const now = opts.now ?? new Date();
   const cutoff = new Date(now.getTime() - opts.overdueRetryMs);
-  // Leases released before retry times were stored have lockUntil NULL: overdue once the longest possible delay passed.
-  const legacyCutoff = new Date(cutoff.getTime() - MAX_RETRY_DELAY_MS);
-  const candidates = await db.aiJob.findMany({
-    where: {
-      lifecycleStatus: 'running', lockedBy: null,
-      OR: [{ lockUntil: { lt: cutoff } }, { lockUntil: null, updatedAt: { lt: legacyCutoff } }],
-    },
-    orderBy: { lockUntil: 'asc' }, take: opts.limit,
-  });
+  const candidates = await db.aiJob.findMany({ where: overdueRetryWhere(cutoff), orderBy: { lockUntil: 'asc' }, take: opts.limit });
   for (const job of candidates) {
     const fence: LeaseFence = { holder: null, leaseVersion: job.leaseVersion };
     await guarded(counts, async () => {
@@ -110,6 +102,19 @@ export async function reapOverdueRetries(db: PrismaDb, opts: ReaperOptions = DEF
     });
   }
   return counts;
+}
+
+/**
+ * Released jobs whose retry was due before `cutoff` (now − overdueRetryMs): what {@link reapOverdueRetries}
+ * considers, and what the admin reaper report lists. Leases released before retry times were stored have
+ * lockUntil NULL: overdue once the longest possible delay passed.
+ */
+export function overdueRetryWhere(cutoff: Date): Prisma.AiJobWhereInput {
+  const legacyCutoff = new Date(cutoff.getTime() - MAX_RETRY_DELAY_MS);
+  return {
+    lifecycleStatus: 'running', lockedBy: null,
+    OR: [{ lockUntil: { lt: cutoff } }, { lockUntil: null, updatedAt: { lt: legacyCutoff } }],
+  };
 }
 
 /** The dedupe key (and SQS deduplication id) of the enqueue message for `attempt`. */

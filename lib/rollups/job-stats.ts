@@ -33,6 +33,8 @@ export interface JobStats {
     lastHour: FinishedWindow;
     last24h: FinishedWindow;
     perDay: (FinishedWindow & { day: string })[];
+    /** The 24 UTC hours of `last24h`, oldest first (the console's throughput chart). */
+    perHour: { hour: string; byStatus: PerTerminalState }[];
     /** Finished jobs before this instant come from the rollup, later ones are counted live. */
     rollupCoveredUntil: string | null;
   };
@@ -82,15 +84,20 @@ function windows(now: Date, firstDay: Date, hours: FinishedCount[], lastHourCoun
   const last24h = emptyWindow();
   const days = new Map<string, FinishedWindow>();
   for (let d = firstDay.getTime(); d <= now.getTime(); d += DAY_MS) days.set(dayKey(new Date(d)), emptyWindow());
+  const perHour = new Map<number, PerTerminalState>();
+  for (let h = since24h.getTime(); h <= now.getTime(); h += HOUR_MS) perHour.set(h, { succeeded: 0, failed: 0, cancelled: 0 });
   for (const c of lastHourCounts) addTo(lastHour, c);
   for (const c of hours) {
     if (c.hour.getTime() >= since24h.getTime()) addTo(last24h, c);
+    const hour = perHour.get(c.hour.getTime());
+    if (hour) hour[c.status as Terminal] += c.jobs;
     const day = days.get(dayKey(c.hour));
     if (day) addTo(day, c);
   }
   return {
     lastHour, last24h,
     perDay: [...days].map(([day, w]) => ({ day, ...w })),
+    perHour: [...perHour].map(([hour, byStatus]) => ({ hour: new Date(hour).toISOString(), byStatus })),
     rollupCoveredUntil: watermark?.toISOString() ?? null,
   };
 }

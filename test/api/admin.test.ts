@@ -29,11 +29,12 @@ async function createViaApi(sub = 'user-1'): Promise<string> {
   return res.body.jobId;
 }
 
-async function usage(jobId: string, attemptNo: number, tokens: number, costUsd: string, model = 'mock-model') {
+async function usage(jobId: string, attemptNo: number, tokens: number, costUsd: string, model = 'mock-model', call: { latencyMs?: number; errorCode?: string } = {}) {
   await getPrisma().aiUsageLog.create({
     data: {
       id: newId(), jobId, userId: 'user-1', attemptNo, provider: 'mock', model, credentialMode: 'platform_key',
-      promptTokens: tokens, completionTokens: tokens * 2, totalTokens: tokens * 3, costUsd, priceVersion: 'p1', latencyMs: 10,
+      promptTokens: tokens, completionTokens: tokens * 2, totalTokens: tokens * 3, costUsd, priceVersion: 'p1', latencyMs: call.latencyMs ?? 10,
+      errorCode: call.errorCode ?? null,
     },
   });
 }
@@ -97,8 +98,8 @@ describe('GET /admin-api/ai/jobs/{jobId}', () => {
     const jobId = await createViaApi();
     await invoke(userHandler, apiEvent('POST /api/ai/jobs/{jobId}/cancel', { claims: userClaims('user-1'), pathParameters: { jobId } }));
     await getPrisma().aiJob.update({ where: { id: jobId }, data: { internalErrorMessage: 'provider said: 500 at upstream.js:12' } });
-    await usage(jobId, 1, 10, '0.00010000');
-    await usage(jobId, 1, 5, '0.00000001', 'other-model');
+    await usage(jobId, 1, 10, '0.00010000', 'mock-model', { latencyMs: 1200, errorCode: 'PROVIDER_UNAVAILABLE' });
+    await usage(jobId, 1, 5, '0.00000001', 'other-model', { latencyMs: 300 });
     await usage(jobId, 2, 20, '0.00020000');
     const res = await admin('GET /admin-api/ai/jobs/{jobId}', { jobId });
     expect(res.status).toBe(200);
@@ -109,17 +110,49 @@ describe('GET /admin-api/ai/jobs/{jobId}', () => {
       ['queued', 'cancelled', 'api:user-1'],
     ]);
     expect(view.usage.attempts).toEqual([
-      { attemptNo: 1, calls: 2, promptTokens: 15, completionTokens: 30, totalTokens: 45, costUsd: '0.00010001', models: ['mock/mock-model', 'mock/other-model'] },
-      { attemptNo: 2, calls: 1, promptTokens: 20, completionTokens: 40, totalTokens: 60, costUsd: '0.00020000', models: ['mock/mock-model'] },
+      {
+        attemptNo: 1, calls: 2, promptTokens: 15, completionTokens: 30, totalTokens: 45, costUsd: '0.00010001', models: ['mock/mock-model', 'mock/other-model'],
+        latencyMs: 1500, errorCodes: ['PROVIDER_UNAVAILABLE'],
+      },
+      { attemptNo: 2, calls: 1, promptTokens: 20, completionTokens: 40, totalTokens: 60, costUsd: '0.00020000', models: ['mock/mock-model'], latencyMs: 10, errorCodes: [] },
     ]);
+    expect(view.inputSnapshot?.content).toEqual(flashcardInput);
+    expect(view.inputSnapshot).toMatchObject({ redactionVersion: 1 });
+    expect(view.businessRows).toBeNull();
     expect(view.usage.total).toEqual({ calls: 3, promptTokens: 35, completionTokens: 70, totalTokens: 105, costUsd: '0.00030001' });
+  });
+
+  it('shows the input snapshot redacted: secret fields stored before today\'s rules are hidden at read time too', async () => {
+    const jobId = await createViaApi();
+    // A snapshot as an older redaction version might have stored it: a key under a sensitive name, a bearer token in text.
+    await getPrisma().aiJobSnapshot.update({
+      where: { jobId },
+      data: { content: { sourceText: 'call with Bearer abcdefghijklmnopqrstuvwxyz012345', apiKey: 'sk-abcdefghijklmnopqrstuvwx', maxCards: 5 }, redactionVersion: 0 },
+    });
+    const res = await admin('GET /admin-api/ai/jobs/{jobId}', { jobId });
+    const view = adminJobDetailSchema.parse(res.body);
+    expect(view.inputSnapshot?.content).toEqual({ sourceText: 'call with Bearer [REDACTED]', apiKey: '[REDACTED]', maxCards: 5 });
+    expect(res.raw).not.toContain('abcdefghijklmnopqrstuvw');
+  });
+
+  it('shows a succeeded job\'s business rows as its result route returns them; null snapshot once retention deleted it', async () => {
+    const jobId = await createViaApi('user-1');
+    const db = getPrisma();
+    await db.flashcard.create({ data: { id: newId(), jobId, userId: 'user-1', ordinal: 0, front: 'ATP?', back: 'Mitochondria' } });
+    await db.aiJob.update({ where: { id: jobId }, data: { lifecycleStatus: 'succeeded', finishedAt: new Date() } });
+    await db.aiJobSnapshot.delete({ where: { jobId } });
+    const view = adminJobDetailSchema.parse((await admin('GET /admin-api/ai/jobs/{jobId}', { jobId })).body);
+    expect(view.inputSnapshot).toBeNull();
+    expect(view.businessRows).toEqual({ jobId, flashcards: [{ id: expect.any(String), ordinal: 0, front: 'ATP?', back: 'Mitochondria' }] });
+    const user = await invoke(userHandler, apiEvent('GET /api/ai/flashcard-generations/{jobId}', { claims: userClaims('user-1'), pathParameters: { jobId } }));
+    expect(view.businessRows).toEqual(user.body);
   });
 
   it('the user view of the same job has none of the internal fields', async () => {
     const jobId = await createViaApi();
     await getPrisma().aiJob.update({ where: { id: jobId }, data: { internalErrorMessage: 'internal detail' } });
     const res = await invoke(userHandler, apiEvent('GET /api/ai/jobs/{jobId}', { claims: userClaims('user-1'), pathParameters: { jobId } }));
-    for (const field of ['internalErrorMessage', 'transitions', 'usage', 'userId', 'attemptCount', 'snapshot', 'outputHash', 'credentialId']) {
+    for (const field of ['internalErrorMessage', 'transitions', 'usage', 'userId', 'attemptCount', 'snapshot', 'inputSnapshot', 'businessRows', 'outputHash', 'credentialId']) {
       expect(res.body).not.toHaveProperty(field);
     }
     expect(res.raw).not.toContain('internal detail');

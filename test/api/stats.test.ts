@@ -62,6 +62,24 @@ describe('GET /admin-api/ai/stats', () => {
     expect(byName.background?.deadLetterQueue.approximateMessages).toBe(1);
   });
 
+  it('counts finished jobs per hour over the last 24 hours, oldest first, each hour by outcome', async () => {
+    await insertJob({ lifecycleStatus: 'succeeded', finishedAt: new Date() });
+    await insertJob({ lifecycleStatus: 'failed', finishedAt: new Date() });
+    await insertJob({ lifecycleStatus: 'failed', finishedAt: new Date(Date.now() - 3 * 3_600_000) });
+    await insertJob({ lifecycleStatus: 'cancelled', finishedAt: new Date(Date.now() - 30 * 3_600_000) });
+    const stats = statsResponseSchema.parse((await invoke(adminHandler, apiEvent(STATS, { claims: adminClaims() }))).body);
+    const { perHour, last24h } = stats.jobs.finished;
+    expect(perHour).toHaveLength(24);
+    expect(perHour.map((h) => h.hour)).toEqual([...perHour.map((h) => h.hour)].sort());
+    const hourOf = (msAgo: number) => new Date(Math.floor((Date.now() - msAgo) / 3_600_000) * 3_600_000).toISOString();
+    expect(perHour.at(-1)).toEqual({ hour: hourOf(0), byStatus: { succeeded: 1, failed: 1, cancelled: 0 } });
+    expect(perHour.find((h) => h.hour === hourOf(3 * 3_600_000))?.byStatus).toEqual({ succeeded: 0, failed: 1, cancelled: 0 });
+    // The 30-hour-old job is outside; the hours add up to the 24 h window.
+    const sum = (k: 'succeeded' | 'failed' | 'cancelled') => perHour.reduce((n, h) => n + h.byStatus[k], 0);
+    expect({ succeeded: sum('succeeded'), failed: sum('failed'), cancelled: sum('cancelled') }).toEqual(last24h.byStatus);
+    expect(last24h.byStatus).toEqual({ succeeded: 1, failed: 2, cancelled: 0 });
+  });
+
   it('reports null depths with unavailable: true when SQS cannot be reached, and still the database counts', async () => {
     await insertJob();
     const handler = createAdminApiHandler({ sqs: createStatsSqsClient(await deadEndpointEnv()) });

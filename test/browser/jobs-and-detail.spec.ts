@@ -41,5 +41,13 @@ test('filtering by state puts the filter in the URL, lists exactly the matching 
   await expect(page.getByRole('button', { name: 'Retry job' })).toBeDisabled();
   const usage = await one(db, 'SELECT SUM(promptTokens) AS p FROM AiUsageLog WHERE jobId = ?', [ok]);
   await expect(page.getByRole('table', { name: /Provider calls per attempt/ }).locator('tfoot')).toContainText(String(usage?.p));
+  const latency = await one(db, 'SELECT SUM(latencyMs) AS ms FROM AiUsageLog WHERE jobId = ? AND attemptNo = 1', [ok]);
+  await expect(page.locator('tr[data-attempt="1"] td[data-col="latency"]')).toHaveText(`${Number(latency?.ms).toLocaleString('en-US')} ms`);
+  const snapshot = await one(db, 'SELECT content FROM AiJobSnapshot WHERE jobId = ?', [ok]);
+  const content = typeof snapshot?.content === 'string' ? JSON.parse(snapshot.content) : snapshot?.content;
+  expect(JSON.parse((await page.getByTestId('input-snapshot').textContent()) ?? '')).toEqual(content);
+  const questions = Number((await one(db, 'SELECT COUNT(*) AS n FROM QuizQuestion WHERE jobId = ?', [ok]))?.n);
+  expect(questions).toBeGreaterThan(0);
+  await expect(page.getByRole('table', { name: 'Business rows: questions' }).locator('tbody tr')).toHaveCount(questions);
   await screenshot(page, 'job-detail-succeeded');
 });

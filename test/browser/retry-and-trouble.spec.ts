@@ -46,3 +46,31 @@ test('the Trouble page lists jobs that ended DEAD_LETTERED or LEASE_EXPIRED and 
   }
   await screenshot(page, 'trouble');
 });
+
+test('the Trouble page lists a job queued beyond its queue\'s bound, as the reaper report sees it, without offering to retry it', async ({ page, baseUrl, adminToken, db }) => {
+  const source = await createQuiz(baseUrl, adminToken, FAILING_TEXT);
+  await waitForState(db, source, 'failed');
+  // A job queued for 40 minutes (beyond the bounds of both queues, 5 and 30 minutes): a copy of a real row, with
+  // no outbox row, so neither the dispatcher nor the reaper moves it while the page looks; deleted after.
+  const stuck = `01STUCK${Date.now().toString(36).toUpperCase()}`.padEnd(26, '0').slice(0, 26);
+  const reset: Record<string, string> = {
+    id: '?', lifecycleStatus: "'queued'", createdAt: 'NOW(3) - INTERVAL 40 MINUTE', updatedAt: 'NOW(3)', startedAt: 'NULL', finishedAt: 'NULL',
+    errorCode: 'NULL', publicErrorMessage: 'NULL', internalErrorMessage: 'NULL', attemptCount: '0', leaseVersion: '0',
+    lockedBy: 'NULL', lockedAt: 'NULL', lockUntil: 'NULL', idempotencyKey: 'NULL', progress: '0',
+  };
+  const [cols] = await db.query("SELECT COLUMN_NAME AS c FROM information_schema.COLUMNS WHERE TABLE_SCHEMA = DATABASE() AND TABLE_NAME = 'AiJob' ORDER BY ORDINAL_POSITION");
+  const names = (cols as { c: string }[]).map((r) => r.c);
+  await db.query(`INSERT INTO AiJob (${names.map((n) => `\`${n}\``).join(', ')}) SELECT ${names.map((n) => reset[n] ?? `\`${n}\``).join(', ')} FROM AiJob WHERE id = ?`, [stuck, source]);
+  try {
+    await signIn(page);
+    await page.getByRole('link', { name: 'Trouble' }).click();
+    const row = page.getByTestId('stuck-jobs').locator(`tr[data-job-id="${stuck}"]`);
+    await expect(row).toHaveAttribute('data-kind', 'queued_not_picked_up');
+    await expect(row).toContainText('Queued, not picked up');
+    await expect(row.getByRole('link', { name: stuck })).toBeVisible();
+    await expect(page.getByLabel(`Select job ${stuck}`)).toHaveCount(0);
+    await screenshot(page, 'trouble-stuck');
+  } finally {
+    await db.query('DELETE FROM AiJob WHERE id = ?', [stuck]);
+  }
+});

@@ -29,8 +29,28 @@ test('the overview shows the database\'s job counts, queue depths and outbox bac
   await expect(page.getByTestId('outbox-backlog')).toContainText(`Backlog: ${Number((outbox as { n: number }[])[0]?.n)}`);
   await expect(page.getByTestId('dlq-interactive')).toHaveText('0');
   await expect(page.getByTestId('dlq-background')).toHaveText('0');
-  await expect(page.getByRole('heading', { name: 'Spend today and over 7 days by model' })).toBeVisible();
-  await expect(page.getByText('Not available yet.').first()).toBeVisible();
+
+  // Finished jobs in the last hour by outcome (every job of this run finished within it), and the failure rate.
+  const [finishedRows] = await db.query(
+    "SELECT lifecycleStatus AS s, COUNT(*) AS n FROM AiJob WHERE finishedAt >= NOW(3) - INTERVAL 1 HOUR AND lifecycleStatus IN ('succeeded','failed','cancelled') GROUP BY lifecycleStatus");
+  const finished = Object.fromEntries((finishedRows as { s: string; n: number }[]).map((r) => [r.s, Number(r.n)]));
+  const lastHour = page.getByTestId('finished-jobs').locator('tr[data-window="lastHour"]');
+  for (const outcome of ['succeeded', 'failed', 'cancelled']) {
+    await expect(lastHour.locator(`td[data-outcome="${outcome}"]`)).toHaveText(String(finished[outcome] ?? 0));
+  }
+  const total = (finished.succeeded ?? 0) + (finished.failed ?? 0) + (finished.cancelled ?? 0);
+  await expect(lastHour.locator('td[data-outcome="failure-rate"]')).toHaveText(`${((100 * (finished.failed ?? 0)) / total).toFixed(1)} %`);
+  await expect(page.getByTestId('throughput-chart').locator('canvas')).toBeVisible();
+
+  // Spend by model: today and 7 days, to the last digit of the ledger (this run's calls are all today, UTC).
+  const [spendRows] = await db.query(
+    "SELECT CONCAT(provider, '/', model) AS m, CAST(SUM(costUsd) AS CHAR) AS c FROM AiUsageLog WHERE createdAt >= UTC_DATE() GROUP BY provider, model");
+  expect((spendRows as unknown[]).length).toBeGreaterThan(0);
+  for (const { m, c } of spendRows as { m: string; c: string }[]) {
+    const row = page.getByTestId('spend').locator(`tr[data-model="${m}"]`);
+    await expect(row.locator('td[data-col="today-cost"]')).toHaveAttribute('data-usd', c);
+    await expect(row.locator('td[data-col="week-cost"]')).toHaveAttribute('data-usd', c);
+  }
   await screenshot(page, 'overview');
 
   // A job created now appears without a reload (the page polls the stats).

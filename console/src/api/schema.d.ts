@@ -304,6 +304,23 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/admin-api/ai/reaper/report": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** Open jobs the reaper's next run would act on (expired leases, overdue retries, queued jobs nobody picked up), read-only */
+        get: operations["adminReaperReport"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
 }
 export type webhooks = Record<string, never>;
 export interface components {
@@ -366,6 +383,10 @@ export interface components {
                     totalTokens: number;
                     costUsd: string;
                     models: string[];
+                    /** @description Sum of the provider calls' latencies in this attempt */
+                    latencyMs: number;
+                    /** @description Error codes of this attempt's failed provider calls, in call order (distinct) */
+                    errorCodes: string[];
                 }[];
                 total: {
                     calls: number;
@@ -375,6 +396,20 @@ export interface components {
                     costUsd: string;
                 };
             };
+            /** @description Null when retention deleted the snapshot */
+            inputSnapshot: {
+                /** @description The input the job runs on, redacted (secret-named fields and secret-shaped text are [REDACTED]) */
+                content: unknown;
+                schemaVersion: string;
+                redactionVersion: number;
+                /** Format: date-time */
+                createdAt: string;
+                expiresAt: string | null;
+            } | null;
+            /** @description A succeeded job's business rows, as its type's result route returns them (e.g. QuizGenerationResult); null otherwise */
+            businessRows: {
+                [key: string]: unknown;
+            } | null;
         };
         AdminJobListResponse: {
             items: components["schemas"]["AdminJobSummary"][];
@@ -521,6 +556,35 @@ export interface components {
                 difficulty: string;
             }[];
         };
+        ReaperReport: {
+            /** Format: date-time */
+            generatedAt: string;
+            bounds: {
+                /** @description Grace after an expired lease (REAPER_LEASE_GRACE_MS) */
+                graceMs: number;
+                /** @description How overdue a released retry may be (REAPER_OVERDUE_RETRY_MS) */
+                overdueRetryMs: number;
+                /** @description How long a job may stay queued, per queue */
+                queuedBoundMs: {
+                    [key: string]: number;
+                };
+            };
+            /** @description At most this many jobs per kind (and per queue for queued jobs) */
+            limitPerKind: number;
+            items: {
+                /**
+                 * @description expired_lease: running, lease ended beyond the grace; overdue_retry: released, retry overdue; queued_not_picked_up: queued beyond its queue's bound
+                 * @enum {string}
+                 */
+                kind: "expired_lease" | "overdue_retry" | "queued_not_picked_up";
+                /**
+                 * Format: date-time
+                 * @description When the lease ended, the retry was due, or the job was created
+                 */
+                since: string;
+                job: components["schemas"]["AdminJobSummary"];
+            }[];
+        };
         StatsResponse: {
             /** Format: date-time */
             generatedAt: string;
@@ -581,6 +645,19 @@ export interface components {
                         };
                         /** @description UTC day, YYYY-MM-DD */
                         day: string;
+                    }[];
+                    /** @description The 24 hours of last24h, oldest first (the current hour last) */
+                    perHour: {
+                        /**
+                         * Format: date-time
+                         * @description Start of the UTC hour
+                         */
+                        hour: string;
+                        byStatus: {
+                            succeeded: number;
+                            failed: number;
+                            cancelled: number;
+                        };
                     }[];
                     /** @description Jobs finished before this come from the hourly rollup, later ones are counted live */
                     rollupCoveredUntil: string | null;
@@ -2815,6 +2892,120 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["UsageReport"];
+                };
+            };
+            /** @description VALIDATION_FAILED: malformed body, query, path parameter or header, or text that is not well-formed Unicode (field paths in `details`) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description API Gateway's JWT authorizer: `{"message":"Unauthorized"}` (missing, invalid or expired token); or UNAUTHORIZED from the handler (a token whose `sub` cannot be a user id) */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"] | components["schemas"]["GatewayErrorResponse"];
+                };
+            };
+            /** @description FORBIDDEN: the admin group is required (API Gateway answers `{"message":"Forbidden"}` when the route's authorization scopes are missing) */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"] | components["schemas"]["GatewayErrorResponse"];
+                };
+            };
+            /** @description JOB_NOT_FOUND / CREDENTIAL_NOT_FOUND (another user's job is reported as not found); API Gateway answers `{"message":"Not Found"}` for a path no route matches */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"] | components["schemas"]["GatewayErrorResponse"];
+                };
+            };
+            /** @description PAYLOAD_TOO_LARGE: the body exceeds 64 KiB; API Gateway answers `{"message":"Request Entity Too Large"}` past its 10 MB */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"] | components["schemas"]["GatewayErrorResponse"];
+                };
+            };
+            /** @description UNSUPPORTED_MEDIA_TYPE: a body sent with a Content-Type other than application/json (UTF-8) */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description TOO_MANY_JOBS (active jobs of the type at the limit) or QUOTA_EXCEEDED (daily quota used up), with Retry-After; API Gateway's stage throttling answers `{"message":"Too Many Requests"}` */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before trying again (responses from the handler) */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"] | components["schemas"]["GatewayErrorResponse"];
+                };
+            };
+            /** @description API Gateway: request line and header values above 10240 bytes, `{"message":"Request Header Fields Too Large"}` */
+            431: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["GatewayErrorResponse"];
+                };
+            };
+            /** @description INTERNAL: unexpected error (no detail); API Gateway answers `{"message":"Internal Server Error"}` when the function fails */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"] | components["schemas"]["GatewayErrorResponse"];
+                };
+            };
+            /** @description PLATFORM_UNAVAILABLE with Retry-After: the database or another platform service is unreachable, dropped the connection, or stayed contended; API Gateway answers `{"message":"Service Unavailable"}` when the integration times out. Not proof that nothing happened: a create may have committed — repeat it with the same Idempotency-Key */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before trying again (responses from the handler) */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"] | components["schemas"]["GatewayErrorResponse"];
+                };
+            };
+        };
+    };
+    adminReaperReport: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ReaperReport"];
                 };
             };
             /** @description VALIDATION_FAILED: malformed body, query, path parameter or header, or text that is not well-formed Unicode (field paths in `details`) */

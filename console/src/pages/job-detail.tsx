@@ -1,29 +1,37 @@
 /**
  * Job detail (`GET /admin-api/ai/jobs/{jobId}`): status, lineage, the transition timeline (actor, time,
- * reason, lease version), usage per attempt with the models each used (more than one = a fallback),
- * artifacts, the internal error, and the retry action with confirmation, linking the new job.
+ * reason, lease version), usage per attempt with the models each used (more than one = a fallback), latency
+ * and errors, the redacted input snapshot, artifacts and business rows, the internal error, and the retry and
+ * cancel actions with confirmation (retry links the new job). An open job's page refreshes itself.
  */
 import { useState } from 'preact/hooks';
 import { api, RETRYABLE_STATES, unwrap, type AdminJobDetail } from '../api/client.ts';
 import { ConfirmButton } from '../components/confirm.tsx';
-import { NotAvailableYet } from '../components/placeholder.tsx';
+import { BusinessRows, CancelJob, CANCELLABLE_STATES, InputSnapshot } from '../components/job-extras.tsx';
 import { LoadStatus, StateBadge } from '../components/status.tsx';
-import { formatDuration, formatTime, formatUsd } from '../format.ts';
+import { formatCount, formatDuration, formatTime, formatUsd } from '../format.ts';
 import { useLoad } from '../hooks.ts';
 
+/** How often an open (queued or running) job's page reloads it. */
+export const OPEN_JOB_REFRESH_MS = 2_000;
+
 export function JobDetailPage({ jobId }: { jobId: string }) {
-  const job = useLoad(async () => unwrap(await api.GET('/admin-api/ai/jobs/{jobId}', { params: { path: { jobId } } })), [jobId]);
+  const [open, setOpen] = useState(true);
+  const job = useLoad(async () => {
+    const view = unwrap(await api.GET('/admin-api/ai/jobs/{jobId}', { params: { path: { jobId } } }));
+    setOpen(CANCELLABLE_STATES.includes(view.lifecycleStatus));
+    return view;
+  }, [jobId], open ? OPEN_JOB_REFRESH_MS : undefined);
   return (
     <>
       <h1 tabIndex={-1}>Job <code>{jobId}</code></h1>
       <LoadStatus loading={job.loading && !job.data} error={job.error} />
       {job.data && <Summary job={job.data} />}
-      {job.data && <Retry job={job.data} />}
+      {job.data && <Actions job={job.data} reload={job.reload} />}
       {job.data && <Timeline job={job.data} />}
       {job.data && <Attempts job={job.data} />}
-      {job.data && <Artifacts job={job.data} />}
-      <NotAvailableYet title="Input snapshot (redacted)" waitsFor="the redacted input snapshot in the admin job view" />
-      <NotAvailableYet title="Cancel" waitsFor="POST /admin-api/ai/jobs/{jobId}/cancel" />
+      {job.data && <InputSnapshot job={job.data} />}
+      {job.data && <BusinessRows job={job.data} />}
     </>
   );
 }
@@ -48,6 +56,15 @@ function Summary({ job }: { job: AdminJobDetail }) {
   );
 }
 
+function Actions({ job, reload }: { job: AdminJobDetail; reload(): void }) {
+  return (
+    <section aria-labelledby="actions-heading">
+      <h2 id="actions-heading">Actions</h2>
+      <div class="bulk"><Retry job={job} /><CancelJob job={job} onDone={reload} /></div>
+    </section>
+  );
+}
+
 function Retry({ job }: { job: AdminJobDetail }) {
   const [result, setResult] = useState<{ jobId?: string; error?: string }>({});
   const retryable = RETRYABLE_STATES.includes(job.lifecycleStatus);
@@ -60,8 +77,7 @@ function Retry({ job }: { job: AdminJobDetail }) {
     }
   };
   return (
-    <section aria-labelledby="actions-heading">
-      <h2 id="actions-heading">Actions</h2>
+    <div>
       <ConfirmButton label="Retry job" confirmLabel="Retry" disabled={!retryable} onConfirm={retry}
         question={<>Start a new job with this job's input snapshot? This job stays {job.lifecycleStatus}.</>} />
       {!retryable && <p class="hint">Only failed or cancelled jobs can be retried.</p>}
@@ -69,7 +85,7 @@ function Retry({ job }: { job: AdminJobDetail }) {
         {result.jobId && <p>Retried as <a href={`/console/jobs/${result.jobId}`} data-testid="retry-link">{result.jobId}</a>.</p>}
         {result.error && <p class="error">Retry refused: {result.error}</p>}
       </div>
-    </section>
+    </div>
   );
 }
 
@@ -100,32 +116,21 @@ function Attempts({ job }: { job: AdminJobDetail }) {
       <h2 id="attempts-heading">Attempts and usage</h2>
       <table>
         <caption>Provider calls per attempt; more than one model in an attempt means it fell back</caption>
-        <thead><tr><th scope="col">Attempt</th><th scope="col">Provider/model</th><th scope="col">Calls</th><th scope="col">Prompt tokens</th><th scope="col">Completion tokens</th><th scope="col">Cost</th></tr></thead>
+        <thead><tr><th scope="col">Attempt</th><th scope="col">Provider/model</th><th scope="col">Calls</th><th scope="col">Prompt tokens</th><th scope="col">Completion tokens</th><th scope="col">Cost</th><th scope="col">Latency</th><th scope="col">Errors</th></tr></thead>
         <tbody>
           {attempts.map((a) => (
-            <tr key={a.attemptNo} class={a.models.length > 1 ? 'fallback' : undefined}>
+            <tr key={a.attemptNo} class={a.models.length > 1 ? 'fallback' : undefined} data-attempt={a.attemptNo}>
               <th scope="row">{a.attemptNo}</th>
               <td>{a.models.join(' → ')}{a.models.length > 1 && <span class="flag"> (fallback)</span>}</td>
-              <td>{a.calls}</td><td>{a.promptTokens}</td><td>{a.completionTokens}</td><td>{formatUsd(a.costUsd)}</td>
+              <td class="num">{a.calls}</td><td class="num">{a.promptTokens}</td><td class="num">{a.completionTokens}</td><td class="num">{formatUsd(a.costUsd)}</td>
+              <td class="num" data-col="latency">{formatCount(a.latencyMs)} ms</td>
+              <td data-col="errors">{a.errorCodes.length ? a.errorCodes.join(', ') : '—'}</td>
             </tr>
           ))}
-          {attempts.length === 0 && <tr><td colSpan={6}>No provider calls recorded.</td></tr>}
+          {attempts.length === 0 && <tr><td colSpan={8}>No provider calls recorded.</td></tr>}
         </tbody>
-        <tfoot><tr><th scope="row">Total</th><td /><td>{total.calls}</td><td>{total.promptTokens}</td><td>{total.completionTokens}</td><td>{formatUsd(total.costUsd)}</td></tr></tfoot>
+        <tfoot><tr><th scope="row">Total</th><td /><td class="num">{total.calls}</td><td class="num">{total.promptTokens}</td><td class="num">{total.completionTokens}</td><td class="num">{formatUsd(total.costUsd)}</td><td /><td /></tr></tfoot>
       </table>
-      <NotAvailableYet id="attempt-latency" title="Latency and error per attempt" waitsFor="latency and error per attempt in the admin job view (the usage log has latencyMs)" />
-    </section>
-  );
-}
-
-function Artifacts({ job }: { job: AdminJobDetail }) {
-  const artifacts = job.result?.artifacts ?? [];
-  return (
-    <section aria-labelledby="artifacts-heading">
-      <h2 id="artifacts-heading">Artifacts</h2>
-      {artifacts.length === 0 ? <p>None.</p> : (
-        <ul>{artifacts.map((a) => <li key={a.artifactId}>{a.artifactType} <code>{a.artifactId}</code></li>)}</ul>
-      )}
     </section>
   );
 }

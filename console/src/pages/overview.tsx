@@ -1,15 +1,20 @@
 /**
- * Overview: open jobs by state and type, queue and DLQ depths and the outbox backlog (each flagged when
- * unhealthy), from `GET /admin-api/ai/stats`, refreshed every few seconds while the tab is visible.
+ * Overview: open jobs by state and type, finished jobs per window with the failure rate and per hour as a
+ * chart, queue and DLQ depths and the outbox backlog (each flagged when unhealthy), from
+ * `GET /admin-api/ai/stats`, refreshed every few seconds while the tab is visible; spend by model today and
+ * over 7 days from `GET /admin-api/ai/usage`, refreshed less often.
  */
 import { api, JOB_STATES, unwrap, type StatsResponse } from '../api/client.ts';
-import { NotAvailableYet } from '../components/placeholder.tsx';
+import { FinishedJobs } from '../components/finished-jobs.tsx';
+import { Spend } from '../components/spend.tsx';
 import { LoadStatus } from '../components/status.tsx';
 import { formatTime } from '../format.ts';
 import { useLoad } from '../hooks.ts';
 
 /** How often the page asks for fresh stats. */
 export const OVERVIEW_REFRESH_MS = 5_000;
+/** How often the page asks for fresh spend (the usage report reads more than the stats). */
+export const SPEND_REFRESH_MS = 30_000;
 /** Outbox rows waiting to be sent above which the backlog is flagged. */
 export const OUTBOX_BACKLOG_LIMIT = 100;
 
@@ -17,6 +22,7 @@ const OPEN_STATES = ['queued', 'running'] as const;
 
 export function OverviewPage() {
   const stats = useLoad(async () => unwrap(await api.GET('/admin-api/ai/stats')), [], OVERVIEW_REFRESH_MS);
+  const spend = useLoad(async () => unwrap(await api.GET('/admin-api/ai/usage')), [], SPEND_REFRESH_MS);
   return (
     <>
       <h1 tabIndex={-1}>Overview</h1>
@@ -24,11 +30,11 @@ export function OverviewPage() {
         Updated {formatTime(stats.data?.generatedAt)}; refreshes every {OVERVIEW_REFRESH_MS / 1000} s.
       </LoadStatus>
       {stats.data && <JobCounts stats={stats.data} />}
+      {stats.data && <FinishedJobs finished={stats.data.jobs.finished} />}
       {stats.data && <Queues stats={stats.data} />}
       {stats.data && <Outbox stats={stats.data} />}
-      <NotAvailableYet title="Finished jobs and failure rate (last hour, 24 h)" waitsFor="finished-per-window counts in GET /admin-api/ai/stats" />
-      <NotAvailableYet title="Throughput and failures over time" waitsFor="finished-per-window counts in GET /admin-api/ai/stats" />
-      <NotAvailableYet title="Spend today and over 7 days by model" waitsFor="the admin usage-rollup routes" />
+      {spend.error && <LoadStatus loading={false} error={spend.error} />}
+      {spend.data && <Spend report={spend.data} />}
     </>
   );
 }

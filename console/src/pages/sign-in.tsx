@@ -1,9 +1,10 @@
 /**
  * Sign-in. Locally one click (the local runtime mints an admin token); on a deployed stage the OIDC
- * issuer's authorization-code + PKCE flow (not built yet: see docs/console.md).
+ * issuer's authorization code + PKCE flow in a pop-up (../oidc.ts).
  */
-import { useState } from 'preact/hooks';
-import { loadConfig, signInLocally, type ConsoleConfig } from '../session.ts';
+import { useRef, useState } from 'preact/hooks';
+import { signInWithOidc } from '../oidc.ts';
+import { loadConfig, setSession, signInLocally, type ConsoleConfig } from '../session.ts';
 import { useLoad } from '../hooks.ts';
 import { LoadStatus } from '../components/status.tsx';
 
@@ -11,11 +12,17 @@ export function SignInPage() {
   const config = useLoad<ConsoleConfig>(loadConfig, []);
   const [error, setError] = useState<string>();
   const [busy, setBusy] = useState(false);
+  const pending = useRef<AbortController | null>(null);
   const signIn = async (c: ConsoleConfig) => {
     setBusy(true);
     setError(undefined);
     try {
-      await signInLocally(c);
+      if (c.signIn === 'local') await signInLocally(c);
+      else if (!c.clientId) throw new Error('config.json names no OIDC client (deploy with -c consoleClientId=…)');
+      else {
+        pending.current = new AbortController();
+        setSession(await signInWithOidc({ issuer: c.issuer, clientId: c.clientId, ...(c.scope ? { scope: c.scope } : {}) }, pending.current.signal));
+      }
     } catch (err) {
       setError((err as Error).message);
       setBusy(false);
@@ -32,7 +39,11 @@ export function SignInPage() {
         </>
       )}
       {config.data?.signIn === 'oidc' && (
-        <p><strong>Not available yet.</strong> Sign-in through {config.data.issuer} (authorization code + PKCE) is not built yet.</p>
+        <>
+          <p>Sign in with your organisation's account at <code>{new URL(config.data.issuer).host}</code>; it opens in a new window.</p>
+          <button type="button" class="primary" disabled={busy} onClick={() => config.data && signIn(config.data)}>Sign in</button>
+          {busy && <button type="button" onClick={() => pending.current?.abort()}>Cancel sign-in</button>}
+        </>
       )}
       {error && <p role="alert" class="error">{error}</p>}
     </section>

@@ -1,13 +1,13 @@
 /**
- * Trouble: failed jobs whose error code says the platform, not the model, let them down (dead-lettered,
- * never dispatched, lease expired, internal), newest first per code, with bulk retry after confirmation.
- * Retries run one after another; each result links the new job.
+ * Trouble: stuck or overdue open jobs as the reaper reports them, and failed jobs whose error code says the
+ * platform, not the model, let them down (dead-lettered, never dispatched, lease expired, internal), newest
+ * first per code, with bulk retry after confirmation. Retries run one after another; each result links the new job.
  */
 import { useState } from 'preact/hooks';
 import { api, unwrap, type AdminJobSummary } from '../api/client.ts';
 import { ConfirmButton } from '../components/confirm.tsx';
 import { JobTable } from '../components/job-table.tsx';
-import { NotAvailableYet } from '../components/placeholder.tsx';
+import { StuckJobs } from '../components/stuck-jobs.tsx';
 import { LoadStatus } from '../components/status.tsx';
 import { useLoad } from '../hooks.ts';
 import { jobsUrl } from './jobs.tsx';
@@ -39,6 +39,7 @@ async function retryAll(jobIds: readonly string[]): Promise<RetryOutcome[]> {
 
 export function TroublePage() {
   const trouble = useLoad(loadTrouble, []);
+  const stuck = useLoad(async () => unwrap(await api.GET('/admin-api/ai/reaper/report')), [trouble.loadedAt]);
   const [selected, setSelected] = useState<ReadonlySet<string>>(new Set());
   const [outcomes, setOutcomes] = useState<RetryOutcome[]>([]);
   const [busy, setBusy] = useState(false);
@@ -58,6 +59,9 @@ export function TroublePage() {
   return (
     <>
       <h1 tabIndex={-1}>Trouble</h1>
+      <LoadStatus loading={stuck.loading && !stuck.data} error={stuck.error} />
+      {stuck.data && <StuckJobs report={stuck.data} />}
+      <h2>Failed for the platform's reasons</h2>
       <LoadStatus loading={trouble.loading} error={trouble.error}>{all.length} failed jobs need a look</LoadStatus>
       <div class="bulk">
         <button type="button" onClick={() => setSelected(new Set(all.map((j) => j.jobId)))} disabled={all.length === 0}>Select all</button>
@@ -79,12 +83,11 @@ export function TroublePage() {
       </div>
       {TROUBLE_CODES.map((code) => (
         <section key={code} aria-labelledby={`trouble-${code}`}>
-          <h2 id={`trouble-${code}`}>{code}</h2>
+          <h3 id={`trouble-${code}`}>{code}</h3>
           <JobTable caption={`Failed with ${code}`} jobs={trouble.data?.[code] ?? []} selection={{ selected, toggle }} />
           <p><a href={jobsUrl({ status: 'failed', errorCode: code })}>All failed {code} jobs</a></p>
         </section>
       ))}
-      <NotAvailableYet title="Stuck and overdue jobs" waitsFor="a reaper report of stuck or overdue jobs in the admin API" />
     </>
   );
 }

@@ -36,6 +36,8 @@ export interface ConsoleRoutesOptions {
   distDir: string;
   jwtKey: LocalJwtKey;
   audience: TokenAudience;
+  /** When set (local-oidc.ts), config.json asks the console to sign in through this issuer, as on a stage. */
+  oidc?: { issuer: string; clientId: string };
 }
 
 /** A request handler for the console's paths; resolves false for any other path (the API's). */
@@ -55,24 +57,33 @@ export function createConsoleRoutes(o: ConsoleRoutesOptions) {
       res.writeHead(405, { allow: 'GET, HEAD' }).end();
       return true;
     }
+    const headers = securityHeaders(o);
     if (path === `${CONSOLE_PATH}config.json`) {
-      send(res, 200, '.json', JSON.stringify({ signIn: 'local' }), 'no-store');
+      const config = o.oidc ? { signIn: 'oidc', issuer: o.oidc.issuer, clientId: o.oidc.clientId } : { signIn: 'local' };
+      send(res, 200, '.json', JSON.stringify(config), 'no-store', headers);
       return true;
     }
-    await serveFile(path.slice(CONSOLE_PATH.length), res, o.distDir);
+    await serveFile(path.slice(CONSOLE_PATH.length), res, o.distDir, headers);
     return true;
   };
 }
 
-async function serveFile(relative: string, res: http.ServerResponse, distDir: string): Promise<void> {
+/** {@link CONSOLE_SECURITY_HEADERS}, with a trusted OIDC issuer's origin allowed to be fetched (discovery, token). */
+function securityHeaders(o: ConsoleRoutesOptions): Readonly<Record<string, string>> {
+  if (!o.oidc) return CONSOLE_SECURITY_HEADERS;
+  const csp = CONSOLE_SECURITY_HEADERS['content-security-policy']!.replace("connect-src 'self'", `connect-src 'self' ${new URL(o.oidc.issuer).origin}`);
+  return { ...CONSOLE_SECURITY_HEADERS, 'content-security-policy': csp };
+}
+
+async function serveFile(relative: string, res: http.ServerResponse, distDir: string, headers: Readonly<Record<string, string>>): Promise<void> {
   const file = normalize(join(distDir, relative));
   const inside = file.startsWith(`${normalize(distDir)}/`) && !relative.split('/').includes('..');
   const asset = inside && extname(file) !== '' ? await readFile(file).catch(() => null) : null;
-  if (asset) return send(res, 200, extname(file), asset, relative.startsWith('assets/') ? 'public, max-age=31536000, immutable' : 'no-cache');
-  if (inside && extname(file) !== '') return send(res, 404, '.json', JSON.stringify({ message: 'Not Found' }), 'no-store');
+  if (asset) return send(res, 200, extname(file), asset, relative.startsWith('assets/') ? 'public, max-age=31536000, immutable' : 'no-cache', headers);
+  if (inside && extname(file) !== '') return send(res, 404, '.json', JSON.stringify({ message: 'Not Found' }), 'no-store', headers);
   const index = await readFile(join(distDir, 'index.html')).catch(() => null);
-  if (!index) return send(res, 503, '.html', 'The console is not built: run <code>npm run console:build</code>.', 'no-store');
-  send(res, 200, '.html', index, 'no-cache');
+  if (!index) return send(res, 503, '.html', 'The console is not built: run <code>npm run console:build</code>.', 'no-store', headers);
+  send(res, 200, '.html', index, 'no-cache', headers);
 }
 
 async function mintToken(req: http.IncomingMessage, res: http.ServerResponse, o: ConsoleRoutesOptions): Promise<void> {
@@ -90,7 +101,9 @@ async function mintToken(req: http.IncomingMessage, res: http.ServerResponse, o:
   send(res, 200, '.json', JSON.stringify({ token, userId: LOCAL_CONSOLE_ADMIN, expiresAt }), 'no-store');
 }
 
-function send(res: http.ServerResponse, status: number, ext: string, body: string | Buffer, cacheControl: string): void {
-  res.writeHead(status, { 'content-type': CONTENT_TYPES[ext] ?? 'application/octet-stream', 'cache-control': cacheControl, ...CONSOLE_SECURITY_HEADERS });
+function send(
+  res: http.ServerResponse, status: number, ext: string, body: string | Buffer, cacheControl: string, headers: Readonly<Record<string, string>> = CONSOLE_SECURITY_HEADERS,
+): void {
+  res.writeHead(status, { 'content-type': CONTENT_TYPES[ext] ?? 'application/octet-stream', 'cache-control': cacheControl, ...headers });
   res.end(body);
 }

@@ -11,6 +11,8 @@ import { randomUUID } from 'node:crypto';
 import type { APIGatewayProxyEventV2WithJWTAuthorizer, APIGatewayProxyResultV2, Context } from 'aws-lambda';
 import { ADMIN_ROUTES, USER_ROUTES, matchRoute, type ApiRoute, type RouteMatch } from '../../api/routes.ts';
 import { toAuthorizerClaims, verifyLocalToken, type LocalJwtKey, type TokenAudience } from '../../api/local-jwt.ts';
+import type { JWTPayload } from 'jose';
+import { unverifiedIssuer } from './local-oidc.ts';
 
 export type ApiHandler = (event: APIGatewayProxyEventV2WithJWTAuthorizer, context: Context) => Promise<APIGatewayProxyResultV2>;
 
@@ -19,6 +21,8 @@ export interface GatewayOptions {
   audience: TokenAudience;
   userHandler: ApiHandler;
   adminHandler: ApiHandler;
+  /** An OIDC issuer trusted too (local-oidc.ts): its tokens go to `verify`, all others to the local key. */
+  oidc?: { issuer: string; verify(token: string): Promise<JWTPayload> };
   /** Local-only paths tried before the API routes (the console); resolves true when it answered. */
   localRoutes?(req: http.IncomingMessage, res: http.ServerResponse): Promise<boolean>;
   onError(err: unknown): void;
@@ -60,7 +64,8 @@ async function handle(req: http.IncomingMessage, res: http.ServerResponse, o: Ga
   let claims: Record<string, string>;
   try {
     if (!token) throw new Error('no token');
-    claims = toAuthorizerClaims(await verifyLocalToken(o.jwtKey, token, o.audience));
+    const payload = o.oidc && unverifiedIssuer(token) === o.oidc.issuer ? await o.oidc.verify(token) : await verifyLocalToken(o.jwtKey, token, o.audience);
+    claims = toAuthorizerClaims(payload);
   } catch {
     return send(res, 401, { message: 'Unauthorized' });
   }

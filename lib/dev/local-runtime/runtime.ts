@@ -19,6 +19,7 @@ import { startMockAiServer, type MockAiServer } from '../mock-ai-server.ts';
 import { jobTypeMockResponder } from '../mock-responder.ts';
 import { createGatewayServer } from './http-gateway.ts';
 import { CONSOLE_PATH, createConsoleRoutes } from './console-routes.ts';
+import { createOidcVerifier, localOidcFromEnv } from './local-oidc.ts';
 import { DEFAULT_JWT_KEY_FILE, LOCAL_TOKEN_AUDIENCE } from './local-auth.ts';
 import { LOCAL_EVENT_BUS, startLocalAws, type LocalAws } from './local-aws.ts';
 import { recoverOpenJobs } from './boot-recovery.ts';
@@ -103,9 +104,14 @@ export async function startLocalRuntime(o: LocalRuntimeOptions): Promise<LocalRu
     maintenanceIntervalMs: o.maintenanceIntervalMs ?? 60_000, log });
 
   const jwtKey = o.jwtKey ?? (await loadOrCreateLocalJwtKey(DEFAULT_JWT_KEY_FILE));
-  const localRoutes = createConsoleRoutes({ distDir: o.consoleDistDir ?? DEFAULT_CONSOLE_DIST, jwtKey, audience: LOCAL_TOKEN_AUDIENCE });
+  const oidc = localOidcFromEnv(env);
+  if (oidc) log(`console sign-in: OIDC at ${oidc.issuer} (client ${oidc.clientId}); its tokens are trusted too (LOCAL_OIDC_ISSUER)`);
+  const localRoutes = createConsoleRoutes({
+    distDir: o.consoleDistDir ?? DEFAULT_CONSOLE_DIST, jwtKey, audience: LOCAL_TOKEN_AUDIENCE, ...(oidc ? { oidc: { issuer: oidc.issuer, clientId: oidc.clientId } } : {}),
+  });
   const server = createGatewayServer({
     jwtKey, audience: LOCAL_TOKEN_AUDIENCE, userHandler, adminHandler, localRoutes, onError: (err) => log(`gateway error: ${(err as Error).message}`),
+    ...(oidc ? { oidc: { issuer: oidc.issuer, verify: createOidcVerifier(oidc) } } : {}),
   });
   const port = await listen(server, o.port, o.host ?? '127.0.0.1');
   return {
