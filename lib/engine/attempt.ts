@@ -44,7 +44,7 @@ export async function runAttempt(
     {
       tier: job.modelTier, credentials, signal,
       // An aborted call is billed under the reason the attempt was aborted for (TIMEOUT, CANCELLED, …).
-      onCall: (call) => recordProviderCall(deps.db, job, call.aborted ? { ...call, errorCode: abortCode(signal) } : call, deps.price),
+      onCall: (call) => recordProviderCall(job, call.aborted ? { ...call, errorCode: abortCode(signal) } : call, deps.price),
     },
   );
   await deps.checkpoints?.afterProviderAnswer?.(job);
