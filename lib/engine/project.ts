@@ -47,9 +47,12 @@ export async function projectResult(
     }
     const refs = projector ? await projector.project(tx, job, result.output, { input: result.input }) : [];
     if (refs.length > 0) {
-      await tx.aiJobArtifact.createMany({
-        data: refs.map((r) => ({ id: newId(), jobId: job.id, artifactType: r.artifactType, artifactId: r.artifactId, ordinal: r.ordinal })),
-      });
+      const now = new Date();
+      const rows = refs.map((r) => [newId(), job.id, r.artifactType, r.artifactId, r.ordinal, now]);
+      await tx.$executeRawUnsafe(
+        `INSERT INTO \`AiJobArtifact\` (id, jobId, artifactType, artifactId, ordinal, createdAt) VALUES ${rows.map(() => '(?, ?, ?, ?, ?, ?)').join(', ')}`,
+        ...rows.flat(),
+      );
     }
     await recordSuccess(tx, succeeded, fence, { actor: deps.instanceId, reason: `attempt ${job.attemptCount}` });
     return { kind: 'projected', job: succeeded };
