@@ -12,7 +12,8 @@ import type { AiJob } from '../db/client.ts';
 import { newId } from '../db/ids.ts';
 import { EngineError } from '../errors.ts';
 import type { JobDefinition } from '../jobs/definition.ts';
-import { claimSuccess, recordSuccess, type LeaseFence } from '../jobs/lifecycle-repository.ts';
+import { claimSuccess, successStatements, type LeaseFence } from '../jobs/lifecycle-repository.ts';
+import { executeTogether, insertStatement } from '../db/sql.ts';
 import type { EngineDeps } from './engine-deps.ts';
 import type { AttemptResult } from './attempt.ts';
 
@@ -46,15 +47,12 @@ export async function projectResult(
       throw new OutputConflictError(job.id, succeeded.outputHash, result.outputHash);
     }
     const refs = projector ? await projector.project(tx, job, result.output, { input: result.input }) : [];
-    if (refs.length > 0) {
-      const now = new Date();
-      const rows = refs.map((r) => [newId(), job.id, r.artifactType, r.artifactId, r.ordinal, now]);
-      await tx.$executeRawUnsafe(
-        `INSERT INTO \`AiJobArtifact\` (id, jobId, artifactType, artifactId, ordinal, createdAt) VALUES ${rows.map(() => '(?, ?, ?, ?, ?, ?)').join(', ')}`,
-        ...rows.flat(),
-      );
-    }
-    await recordSuccess(tx, succeeded, fence, { actor: deps.instanceId, reason: `attempt ${job.attemptCount}` });
+    // The artifacts, the audit row and the event: one round trip.
+    const at = succeeded.finishedAt ?? new Date();
+    const artifacts = refs.map((r) => insertStatement('AiJobArtifact', {
+      id: newId(), jobId: job.id, artifactType: r.artifactType, artifactId: r.artifactId, ordinal: r.ordinal, createdAt: at,
+    }));
+    await executeTogether(tx, [...artifacts, ...successStatements(succeeded, fence, { actor: deps.instanceId, reason: `attempt ${job.attemptCount}` })]);
     return { kind: 'projected', job: succeeded };
   });
 }

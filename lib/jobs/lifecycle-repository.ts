@@ -9,7 +9,8 @@ import { newId } from '../db/ids.ts';
 import { executeInTransaction, insertStatement, type SqlStatement } from '../db/sql.ts';
 import { runAtomically } from '../db/sql-pool.ts';
 import { isTerminal, type JobState, type TransitionName } from './states.ts';
-import { addJobTerminalEvent } from '../outbox/job-events.ts';
+import { addJobTerminalEvent, buildJobTerminalEvent } from '../outbox/job-events.ts';
+import { outboxInsert } from '../outbox/outbox-writer.ts';
 import { explainRefusal } from './lifecycle-refusals.ts';
 import { CancelRequestedError, JobNotFoundError, LeaseLostError, StaleTransitionError } from './lifecycle-errors.ts';
 
@@ -208,7 +209,7 @@ export type SuccessRefusal =
  * The projection's first statement: running → succeeded, fenced by the lease AND by the absence of a cancel
  * request, in the caller's (projection) transaction, before any business row is written. The row's exclusive
  * lock is then held to the commit: a cancel arriving meanwhile waits, then finds the job succeeded. Finish
- * with {@link recordSuccess} in the same transaction (audit row and `ai.job.succeeded` event).
+ * with {@link successStatements} in the same transaction (audit row and `ai.job.succeeded` event).
  *
  * Returns the job as the update left it (built from the locked row; no read-back), or a refusal when the job
  * already succeeded (the caller compares output hashes).
@@ -245,15 +246,19 @@ export async function claimSuccess(
   };
 }
 
-/** The rest of a success claimed by {@link claimSuccess}: its audit row and its `ai.job.succeeded` event. */
-export async function recordSuccess(tx: Prisma.TransactionClient, succeeded: AiJob, fence: LeaseFence, meta: TransitionMeta): Promise<void> {
+/**
+ * The rest of a success claimed by {@link claimSuccess}, as statements for the caller to run in the same
+ * transaction: its audit row and its `ai.job.succeeded` event.
+ */
+export function successStatements(succeeded: AiJob, fence: LeaseFence, meta: TransitionMeta): SqlStatement[] {
   const at = succeeded.finishedAt ?? new Date();
-  const transition = insertStatement('AiJobTransition', {
-    id: newId(), jobId: succeeded.id, fromStatus: 'running', toStatus: 'succeeded', actor: meta.actor.slice(0, 128),
-    reason: meta.reason?.slice(0, 255) ?? null, errorCode: null, leaseVersion: fence.leaseVersion, createdAt: at,
-  });
-  await tx.$executeRawUnsafe(transition.sql, ...transition.values);
-  await addJobTerminalEvent(tx, succeeded, { now: at });
+  return [
+    insertStatement('AiJobTransition', {
+      id: newId(), jobId: succeeded.id, fromStatus: 'running', toStatus: 'succeeded', actor: meta.actor.slice(0, 128),
+      reason: meta.reason?.slice(0, 255) ?? null, errorCode: null, leaseVersion: fence.leaseVersion, createdAt: at,
+    }),
+    outboxInsert(buildJobTerminalEvent(succeeded, at), at),
+  ];
 }
 
 /** running → failed, fenced by the lease (the reaper passes the expired lease it observed). */
