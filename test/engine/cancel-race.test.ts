@@ -47,6 +47,34 @@ describe('a cancel landing while the attempt finishes', () => {
     },
   );
 
+  it('a cancel arriving while the projector writes waits for the projection, then is refused: the job succeeded first', async () => {
+    let cancel: Promise<unknown> | undefined;
+    let waited = false;
+    const projectors = { get: (key: string) => ({ ...h.engine.projectors.get(key), project: async (_tx: unknown, j: AiJob) => {
+      // The success claim already holds the job row: the cancel's compare-and-set must wait for our commit.
+      cancel = requestCancel(db, j.id, { actor: 'api:user-1', ownerId: 'user-1' }).catch((err: unknown) => err);
+      for (const deadline = Date.now() + 10_000; !waited && Date.now() < deadline;) {
+        const [row] = await db.$queryRawUnsafe<{ n: bigint }[]>(
+          "SELECT COUNT(*) AS n FROM information_schema.INNODB_TRX WHERE trx_state = 'LOCK WAIT' AND trx_query LIKE ?", `%${j.id}%`,
+        );
+        waited = Number(row?.n) > 0;
+        if (!waited) await new Promise((r) => setImmediate(r));
+      }
+      return [{ artifactType: 'SyntheticAnswer', artifactId: j.id, ordinal: 0 }];
+    } }) };
+    const r = await startEngineHarness({ registry, engine: { projectors } });
+    try {
+      const created = await r.create({ input: { prompt: 'cancel me while I project' } });
+      expect((await r.runUntilTerminal(created.id)).lifecycleStatus).toBe('succeeded');
+      expect(waited).toBe(true);
+      expect(await cancel).toMatchObject({ code: 'JOB_NOT_CANCELLABLE' });
+      expect(await job(created.id)).toMatchObject({ lifecycleStatus: 'succeeded', cancelRequestedAt: null });
+      expect(await events(created.id, 'ai.job.cancelled')).toBe(0);
+    } finally {
+      await r.close();
+    }
+  });
+
   it('a cancel arriving after the projection committed is refused: the job succeeded first', async () => {
     const created = await h.create({ input: { prompt: 'too late to cancel' } });
     expect((await h.runUntilTerminal(created.id)).lifecycleStatus).toBe('succeeded');
