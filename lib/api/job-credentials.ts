@@ -4,18 +4,24 @@
  * keys; everyone else runs on the platform's keys. The job records the key's id, so a later revocation fails
  * that job with CREDENTIAL_INVALID instead of silently switching to the platform's key.
  */
-import type { Db } from '../db/client.ts';
 import type { CredentialMode } from '../db/generated/enums.ts';
 import type { JobDefinition } from '../jobs/definition.ts';
-import { getActiveUserKeyInfo } from '../credentials/user-credential-repository.ts';
 
 export interface JobCredentialChoice {
   credentialMode?: CredentialMode;
   credentialId?: string;
 }
 
-export async function credentialForNewJob(db: Db, userId: string, def: Pick<JobDefinition, 'credential'>): Promise<JobCredentialChoice> {
-  if (!def.credential.allowedModes.includes('user_deepseek_key')) return {};
-  const key = await getActiveUserKeyInfo(db, userId, 'deepseek');
-  return key ? { credentialMode: 'user_deepseek_key', credentialId: key.id } : {};
+/** Whether jobs of this type may run on a user's own key. */
+export function allowsUserKeys(def: Pick<JobDefinition, 'credential'>): boolean {
+  return def.credential.allowedModes.includes('user_deepseek_key');
+}
+
+/**
+ * The credential a new job records: the user's active DeepSeek key when the type allows user keys and one is
+ * stored (its id, read with the creation preflight, lib/api/creation-limits.ts), else nothing (the
+ * definition's default mode).
+ */
+export function credentialForNewJob(userKeyId: string | null): JobCredentialChoice {
+  return userKeyId ? { credentialMode: 'user_deepseek_key', credentialId: userKeyId } : {};
 }

@@ -6,7 +6,7 @@
  * HS256 with a local secret (≥ 32 random bytes), never used outside local runs. Verification accepts HS256 only
  * (no algorithm confusion) and requires `sub`, `exp`, the configured issuer and audience.
  */
-import { randomBytes } from 'node:crypto';
+import { randomBytes, webcrypto } from 'node:crypto';
 import { chmod, mkdir, readFile, writeFile } from 'node:fs/promises';
 import { dirname } from 'node:path';
 import { SignJWT, base64url, errors as joseErrors, jwtVerify, type JWTPayload } from 'jose';
@@ -84,6 +84,18 @@ export async function signLocalToken(key: LocalJwtKey, claims: LocalTokenClaims,
   return jwt.sign(key.secret);
 }
 
+/** Each key imported once for verification (jose would import raw secret bytes again on every call). */
+const verificationKeys = new WeakMap<LocalJwtKey, Promise<webcrypto.CryptoKey>>();
+
+function verificationKey(key: LocalJwtKey): Promise<webcrypto.CryptoKey> {
+  let imported = verificationKeys.get(key);
+  if (!imported) {
+    imported = webcrypto.subtle.importKey('raw', key.secret, { name: 'HMAC', hash: 'SHA-256' }, false, ['verify']);
+    verificationKeys.set(key, imported);
+  }
+  return imported;
+}
+
 /**
  * The payload of a valid token, as API Gateway's authorizer would accept it.
  * @throws UnauthorizedError (cause: jose's error) for a bad signature, wrong issuer or audience, expiry, or
@@ -91,7 +103,7 @@ export async function signLocalToken(key: LocalJwtKey, claims: LocalTokenClaims,
  */
 export async function verifyLocalToken(key: LocalJwtKey, token: string, expected: TokenAudience): Promise<JWTPayload> {
   try {
-    const { payload } = await jwtVerify(token, key.secret, {
+    const { payload } = await jwtVerify(token, await verificationKey(key), {
       algorithms: [ALGORITHM],
       issuer: expected.issuer,
       audience: expected.audience,

@@ -4,7 +4,7 @@
  * (./job-reads.ts): another user's job is JOB_NOT_FOUND.
  */
 import type { KMSClient } from '@aws-sdk/client-kms';
-import { credentialForNewJob } from './job-credentials.ts';
+import { allowsUserKeys, credentialForNewJob } from './job-credentials.ts';
 import { ConfigurationError } from '../config/aws.ts';
 import { CredentialNotFoundError } from '../credentials/errors.ts';
 import { getActiveUserKeyInfo, revokeUserKey, storeUserKey, type UserKeyProvider } from '../credentials/user-credential-repository.ts';
@@ -15,7 +15,8 @@ import { retryOnDeadlock } from '../db/sql-pool.ts';
 import { createJob, type CreateJobDeps } from '../jobs/create-job.ts';
 import { parseJobInput } from '../jobs/definition.ts';
 import type { JobDefinitionRegistry } from '../jobs/registry.ts';
-import { assertWithinLimits } from './creation-limits.ts';
+import { assertWithinLimits, readCreationPreflight } from './creation-limits.ts';
+import { getSqlPool } from '../db/sql-pool.ts';
 import { JobResultNotAvailableError } from './http-errors.ts';
 import { json, jsonBody, noContent, optionalHeader, parseField, type ApiResult } from './http.ts';
 import { findOwnedJob, listUserJobs, withArtifacts } from './job-reads.ts';
@@ -52,12 +53,10 @@ async function createUserJob({ event, route, caller, deps }: Ctx): Promise<ApiRe
   const input = jsonBody(event);
   parseJobInput(def, input);
   const userId = caller.userId;
-  const replay = idempotencyKey !== undefined && (await deps.db.aiJob.findUnique({
-    where: { userId_jobType_idempotencyKey: { userId, jobType: def.jobType, idempotencyKey } },
-    select: { id: true },
-  })) !== null;
-  if (!replay) await assertWithinLimits(deps.db, userId, def, deps.now());
-  const credential = await credentialForNewJob(deps.db, userId, def);
+  const now = deps.now();
+  const preflight = await readCreationPreflight(getSqlPool(), userId, def, now, { idempotencyKey, userKeys: allowsUserKeys(def) });
+  assertWithinLimits(preflight, def, now);
+  const credential = credentialForNewJob(preflight.userKeyId);
   const { job, created } = await createJob(
     { userId, jobType: def.jobType, triggerType: 'user', targetType: USER_TARGET_TYPE, targetId: userId, idempotencyKey, input, ...credential },
     { db: deps.db, registry: deps.registry, ...deps.createJob },

@@ -20,7 +20,9 @@ export function createPrismaClient(url: string): PrismaDb {
   // Text protocol: the adapter's default sends every query as a server-side prepared statement, which pins
   // the session to one database connection behind RDS Proxy (docs/deploy.md).
   // Guarded: a statement with ill-formed text throws IllFormedTextError instead of storing `?` (./text-guard.ts).
-  const adapter = guardAdapterFactory(new PrismaMariaDb(poolOptions(s), { database: s.database, useTextProtocol: true }));
+  // Multi-statement: the engine's own writes inside a Prisma transaction (a projection's artifacts, audit row and
+  // event) go to the server in one round trip (executeTogether in ./sql.ts). Every statement uses placeholders.
+  const adapter = guardAdapterFactory(new PrismaMariaDb({ ...poolOptions(s), multipleStatements: true }, { database: s.database, useTextProtocol: true }));
   // Generous waits: under concurrency a transaction may queue for a pooled connection; the defaults
   // (2 s wait, 5 s run) turn a busy moment into P2028 errors.
   return new PrismaClient({ adapter, transactionOptions: { maxWait: 10_000, timeout: 15_000 } });

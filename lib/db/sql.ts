@@ -24,3 +24,13 @@ export function insertStatement(table: string, row: Record<string, SqlValue | un
 export async function executeInTransaction(tx: Prisma.TransactionClient, statements: SqlStatement[]): Promise<void> {
   for (const s of statements) await tx.$executeRawUnsafe(s.sql, ...s.values);
 }
+
+/**
+ * Runs statements inside the caller's Prisma transaction in ONE round trip (a multi-statement COM_QUERY; the
+ * driver substitutes every `?` client-side, escaped). The server stops at the first failing statement and the
+ * error reaches the caller, whose transaction then rolls back. For writes whose results are not needed.
+ */
+export async function executeTogether(tx: Prisma.TransactionClient, statements: SqlStatement[]): Promise<void> {
+  if (statements.length === 0) return;
+  await tx.$executeRawUnsafe(statements.map((s) => s.sql).join(';\n'), ...statements.flatMap((s) => s.values));
+}

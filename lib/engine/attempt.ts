@@ -4,7 +4,7 @@
  * output with the definition's schema, redact it when the definition sets `security.outputRedaction` (the
  * snapshot rules of ../jobs/redaction.ts: secret-named fields and secret-shaped text), and hash it. Every provider call lands in the usage ledger.
  */
-import type { AiJob } from '../db/client.ts';
+import type { AiJob, AiJobSnapshot } from '../db/client.ts';
 import { EngineError } from '../errors.ts';
 import type { ChatMessage, GenerateResult } from '../ai/types.ts';
 import type { JobDefinition } from '../jobs/definition.ts';
@@ -13,7 +13,6 @@ import { toIssueDetails } from '../jobs/errors.ts';
 import { redactSnapshot } from '../jobs/redaction.ts';
 import { InternalJobError, SchemaValidationError } from '../jobs/failures.ts';
 import { findSnapshot } from '../jobs/snapshot-repository.ts';
-import { setProgress, type LeaseFence } from '../jobs/lifecycle-repository.ts';
 import type { EngineDeps } from './engine-deps.ts';
 import { recordProviderCall } from './usage-ledger.ts';
 
@@ -21,12 +20,17 @@ export interface AttemptResult {
   output: unknown;
   outputHash: string;
   generated: GenerateResult;
+  /** The input the attempt ran on (parsed from the snapshot); projectors reuse it instead of reading it again. */
+  input: unknown;
 }
 
+/**
+ * `snapshot`: the job's snapshot when the caller already read it (the lock returns it); undefined reads it.
+ */
 export async function runAttempt(
-  job: AiJob, def: JobDefinition, fence: LeaseFence, signal: AbortSignal, deps: EngineDeps,
+  job: AiJob, def: JobDefinition, signal: AbortSignal, deps: EngineDeps, snapshot?: AiJobSnapshot | null,
 ): Promise<AttemptResult> {
-  const input = await loadInput(job, def, deps);
+  const input = parseInput(job, def, snapshot === undefined ? await findSnapshot(deps.db, job.id) : snapshot);
   const prompt = deps.prompts.get(job.promptKey, job.promptVersion);
   const credentials = await deps.resolveCredentials(job);
   const userMessage = prompt.render(input);
@@ -40,7 +44,7 @@ export async function runAttempt(
     {
       tier: job.modelTier, credentials, signal,
       // An aborted call is billed under the reason the attempt was aborted for (TIMEOUT, CANCELLED, …).
-      onCall: (call) => recordProviderCall(deps.db, job, call.aborted ? { ...call, errorCode: abortCode(signal) } : call, deps.price),
+      onCall: (call) => recordProviderCall(job, call.aborted ? { ...call, errorCode: abortCode(signal) } : call, deps.price),
     },
   );
   await deps.checkpoints?.afterProviderAnswer?.(job);
@@ -49,8 +53,7 @@ export async function runAttempt(
   // Redacted before anything stores or shows it: the projector, its artifacts and the hash see this copy.
   const output = def.security.outputRedaction ? redactSnapshot(validated).content : validated;
   await deps.checkpoints?.afterValidation?.(job);
-  await setProgress(deps.db, job.id, fence, 80); // the provider answered; projection is next
-  return { output, outputHash: hashCanonical(output), generated };
+  return { output, outputHash: hashCanonical(output), generated, input };
 }
 
 function abortCode(signal: AbortSignal): string {
@@ -59,8 +62,7 @@ function abortCode(signal: AbortSignal): string {
 }
 
 /** The job runs on its (redacted) snapshot, parsed again with the definition's input schema. */
-async function loadInput(job: AiJob, def: JobDefinition, deps: EngineDeps): Promise<unknown> {
-  const snapshot = await findSnapshot(deps.db, job.id);
+function parseInput(job: AiJob, def: JobDefinition, snapshot: AiJobSnapshot | null): unknown {
   if (!snapshot) throw new InternalJobError(`job ${job.id} has no snapshot`);
   const parsed = def.inputSchema.safeParse(snapshot.content);
   if (!parsed.success) throw new InternalJobError(`snapshot of job ${job.id} no longer matches the input schema`);

@@ -2,9 +2,9 @@
  * PREPARE (ADR-003 §5.1): load the job, acknowledge duplicates of finished jobs, fail jobs whose type is no
  * longer registered, honour a cancel requested before this attempt, and take the lease.
  */
-import type { AiJob } from '../db/client.ts';
+import type { AiJob, AiJobSnapshot } from '../db/client.ts';
 import type { JobDefinition } from '../jobs/definition.ts';
-import { failBeforeAttempt, lockJob, markCancelled, markFailed, type LeaseFence } from '../jobs/lifecycle-repository.ts';
+import { failBeforeAttempt, lockJobForAttempt, markCancelled, markFailed, type LeaseFence } from '../jobs/lifecycle-repository.ts';
 import { JobNotFoundError, LeaseHeldError, StaleTransitionError } from '../jobs/lifecycle-errors.ts';
 import type { JobMessage } from '../queue/job-message.ts';
 import type { EngineDeps } from './engine-deps.ts';
@@ -12,7 +12,8 @@ import type { RunOutcome } from './outcome.ts';
 
 export const UNKNOWN_JOB_TYPE = 'UNKNOWN_JOB_TYPE';
 
-export type Prepared = { kind: 'ready'; job: AiJob; def: JobDefinition; fence: LeaseFence };
+/** A locked job ready for its attempt, with the input snapshot read in the lock's round trip. */
+export type Prepared = { kind: 'ready'; job: AiJob; def: JobDefinition; fence: LeaseFence; snapshot: AiJobSnapshot | null };
 
 export async function prepare(message: Pick<JobMessage, 'jobId' | 'jobType'>, deps: EngineDeps): Promise<Prepared | RunOutcome> {
   const { jobId } = message;
@@ -25,8 +26,9 @@ export async function prepare(message: Pick<JobMessage, 'jobId' | 'jobType'>, de
     }
   }
   let job: AiJob;
+  let snapshot: AiJobSnapshot | null;
   try {
-    job = await lockJob(deps.db, jobId, deps.instanceId, { leaseMs: deps.timing.leaseMs });
+    ({ job, snapshot } = await lockJobForAttempt(deps.db, jobId, deps.instanceId, { leaseMs: deps.timing.leaseMs }));
   } catch (err) {
     if (err instanceof JobNotFoundError) return { kind: 'acknowledged', jobId, reason: 'not_found' };
     if (err instanceof LeaseHeldError) return { kind: 'acknowledged', jobId, reason: 'lease_held' };
@@ -43,7 +45,7 @@ export async function prepare(message: Pick<JobMessage, 'jobId' | 'jobType'>, de
     await markFailed(deps.db, jobId, fence, unknownType(job.jobType));
     return { kind: 'failed', jobId, code: UNKNOWN_JOB_TYPE };
   }
-  return { kind: 'ready', job, def: deps.registry.get(job.jobType), fence };
+  return { kind: 'ready', job, def: deps.registry.get(job.jobType), fence, snapshot };
 }
 
 function unknownType(jobType: string) {

@@ -12,7 +12,8 @@ import type { AiJob } from '../db/client.ts';
 import { newId } from '../db/ids.ts';
 import { EngineError } from '../errors.ts';
 import type { JobDefinition } from '../jobs/definition.ts';
-import { markSucceeded, type LeaseFence } from '../jobs/lifecycle-repository.ts';
+import { claimSuccess, successStatements, type LeaseFence } from '../jobs/lifecycle-repository.ts';
+import { executeTogether, insertStatement } from '../db/sql.ts';
 import type { EngineDeps } from './engine-deps.ts';
 import type { AttemptResult } from './attempt.ts';
 
@@ -31,26 +32,27 @@ export async function projectResult(
 ): Promise<Projection> {
   const projector = def.projector ? deps.projectors.get(def.projector) : undefined;
   return deps.db.$transaction(async (tx) => {
-    const current = await tx.aiJob.findUniqueOrThrow({ where: { id: job.id } });
-    if (current.lifecycleStatus === 'succeeded') {
-      if (current.outputHash === result.outputHash) return { kind: 'already_projected', job: current };
-      deps.logger.error('output refused: the job already succeeded with another output', {
-        jobId: job.id, storedHash: current.outputHash, refusedHash: result.outputHash,
-      });
-      throw new OutputConflictError(job.id, current.outputHash, result.outputHash);
-    }
-    // Before the projector's writes: an artifact's foreign key share-locks the job row, after which a
-    // cancel waits for this commit and finds the job succeeded (refused, never accepted).
+    // Before any lock: a cancel accepted here makes the success claim below refuse (CancelRequestedError).
     await deps.checkpoints?.insideProjection?.(job);
-    const refs = projector ? await projector.project(tx, job, result.output) : [];
-    if (refs.length > 0) {
-      await tx.aiJobArtifact.createMany({
-        data: refs.map((r) => ({ id: newId(), jobId: job.id, artifactType: r.artifactType, artifactId: r.artifactId, ordinal: r.ordinal })),
+    // The success claim first: from here the job row is ours until the commit, and a job that already
+    // succeeded is recognised before the projector runs.
+    const succeeded = await claimSuccess(tx, job, fence, { outputHash: result.outputHash, model: result.generated.route });
+    if ('kind' in succeeded) {
+      if (succeeded.outputHash === result.outputHash) {
+        return { kind: 'already_projected', job: await tx.aiJob.findUniqueOrThrow({ where: { id: job.id } }) };
+      }
+      deps.logger.error('output refused: the job already succeeded with another output', {
+        jobId: job.id, storedHash: succeeded.outputHash, refusedHash: result.outputHash,
       });
+      throw new OutputConflictError(job.id, succeeded.outputHash, result.outputHash);
     }
-    const succeeded = await markSucceeded(tx, job.id, fence, {
-      actor: deps.instanceId, reason: `attempt ${job.attemptCount}`, outputHash: result.outputHash, model: result.generated.route,
-    });
+    const refs = projector ? await projector.project(tx, job, result.output, { input: result.input }) : [];
+    // The artifacts, the audit row and the event: one round trip.
+    const at = succeeded.finishedAt ?? new Date();
+    const artifacts = refs.map((r) => insertStatement('AiJobArtifact', {
+      id: newId(), jobId: job.id, artifactType: r.artifactType, artifactId: r.artifactId, ordinal: r.ordinal, createdAt: at,
+    }));
+    await executeTogether(tx, [...artifacts, ...successStatements(succeeded, fence, { actor: deps.instanceId, reason: `attempt ${job.attemptCount}` })]);
     return { kind: 'projected', job: succeeded };
   });
 }

@@ -47,7 +47,7 @@ async function execute(p: Prepared, deps: EngineDeps, control: MessageControl, a
   });
   let result: AttemptResult;
   try {
-    result = await runAttempt(job, def, fence, controller.signal, deps);
+    result = await runAttempt(job, def, controller.signal, deps, p.snapshot);
     addTokens(result.generated.usage.totalTokens);
   } catch (err) {
     const reason: unknown = controller.signal.aborted ? controller.signal.reason : err;

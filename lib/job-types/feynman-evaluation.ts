@@ -8,7 +8,7 @@ import type { PromptTemplate } from '../ai/prompts/prompt-template.ts';
 import type { AiJob, Prisma } from '../db/client.ts';
 import { newId } from '../db/ids.ts';
 import { defineJob } from '../jobs/definition.ts';
-import type { ArtifactRef, ResultProjector } from '../jobs/projector.ts';
+import type { ArtifactRef, ProjectionContext, ResultProjector } from '../jobs/projector.ts';
 import { LEARNER_CONTENT } from './presets.ts';
 import type { JobTypeModule } from './job-type-module.ts';
 import { artifactRefs, readSnapshotInput } from './projection-input.ts';
@@ -81,16 +81,17 @@ export const feynmanEvaluationPrompt: PromptTemplate<FeynmanEvaluationInput> = {
 /** Writes the job's one `FeynmanEvaluation` row; a repeated projection returns the existing row's reference. */
 export const feynmanEvaluationProjector: ResultProjector<FeynmanEvaluationOutput> = {
   key: JOB_TYPE,
-  async project(tx: Prisma.TransactionClient, job: AiJob, output: FeynmanEvaluationOutput): Promise<ArtifactRef[]> {
+  async project(tx: Prisma.TransactionClient, job: AiJob, output: FeynmanEvaluationOutput, context?: ProjectionContext): Promise<ArtifactRef[]> {
     const existing = await tx.feynmanEvaluation.findUnique({ where: { jobId: job.id }, select: { id: true } });
     if (existing) return artifactRefs(FEYNMAN_ARTIFACT_TYPE, [{ id: existing.id, ordinal: 0 }]);
-    const input = await readSnapshotInput(tx, job, feynmanEvaluationInputSchema);
+    const input = await readSnapshotInput(tx, job, feynmanEvaluationInputSchema, context);
     const id = newId();
-    await tx.feynmanEvaluation.create({
-      data: {
+    // createMany: no read-back of the row we just wrote (create would SELECT it again).
+    await tx.feynmanEvaluation.createMany({
+      data: [{
         id, jobId: job.id, userId: job.userId, concept: input.concept,
         score: output.score, gaps: output.gaps, feedback: output.feedback,
-      },
+      }],
     });
     return artifactRefs(FEYNMAN_ARTIFACT_TYPE, [{ id, ordinal: 0 }]);
   },

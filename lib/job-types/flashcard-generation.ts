@@ -12,7 +12,7 @@ import type { AiJob, Prisma } from '../db/client.ts';
 import { newId } from '../db/ids.ts';
 import { defineJob } from '../jobs/definition.ts';
 import { BusinessValidationError } from '../jobs/failures.ts';
-import type { ArtifactRef, ResultProjector } from '../jobs/projector.ts';
+import type { ArtifactRef, ProjectionContext, ResultProjector } from '../jobs/projector.ts';
 import { BACKGROUND_GENERATION, LEARNER_CONTENT } from './presets.ts';
 import type { JobTypeModule } from './job-type-module.ts';
 import { artifactRefs, readSnapshotInput } from './projection-input.ts';
@@ -91,10 +91,10 @@ export const flashcardGenerationPrompt: PromptTemplate<FlashcardGenerationInput>
  */
 export const flashcardGenerationProjector: ResultProjector<FlashcardGenerationOutput> = {
   key: JOB_TYPE,
-  async project(tx: Prisma.TransactionClient, job: AiJob, output: FlashcardGenerationOutput): Promise<ArtifactRef[]> {
+  async project(tx: Prisma.TransactionClient, job: AiJob, output: FlashcardGenerationOutput, context?: ProjectionContext): Promise<ArtifactRef[]> {
     const existing = await tx.flashcard.findMany({ where: { jobId: job.id }, select: { id: true, ordinal: true } });
     if (existing.length > 0) return artifactRefs(FLASHCARD_ARTIFACT_TYPE, existing);
-    const input = await readSnapshotInput(tx, job, flashcardGenerationInputSchema);
+    const input = await readSnapshotInput(tx, job, flashcardGenerationInputSchema, context);
     if (output.cards.length > input.maxCards) {
       throw new BusinessValidationError(`Job ${job.id}: the model wrote ${output.cards.length} cards, at most ${input.maxCards} were allowed`);
     }

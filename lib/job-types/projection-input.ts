@@ -6,19 +6,27 @@
  */
 import type { z } from 'zod';
 import type { AiJob, Prisma } from '../db/client.ts';
-import type { ArtifactRef } from '../jobs/projector.ts';
+import type { ArtifactRef, ProjectionContext } from '../jobs/projector.ts';
 import { InternalJobError } from '../jobs/failures.ts';
 import { findSnapshot } from '../jobs/snapshot-repository.ts';
 
 /**
- * The job's input, read from its snapshot in `tx` and parsed with the type's input schema.
+ * The job's input, from `context` (what the engine's attempt parsed) or else read from its snapshot in `tx`,
+ * parsed with the type's input schema.
  * @throws InternalJobError when the snapshot is missing or no longer parses (a bug or a deleted snapshot,
  *   not something the model did)
  */
-export async function readSnapshotInput<I>(tx: Prisma.TransactionClient, job: AiJob, schema: z.ZodType<I>): Promise<I> {
-  const snapshot = await findSnapshot(tx, job.id);
-  if (!snapshot) throw new InternalJobError(`Job ${job.id} (${job.jobType}) has no input snapshot to project with`);
-  const parsed = schema.safeParse(snapshot.content);
+export async function readSnapshotInput<I>(
+  tx: Prisma.TransactionClient, job: AiJob, schema: z.ZodType<I>, context?: ProjectionContext,
+): Promise<I> {
+  // The engine passes the input its attempt parsed from the same snapshot: no second read.
+  let content: unknown = context?.input;
+  if (context === undefined) {
+    const snapshot = await findSnapshot(tx, job.id);
+    if (!snapshot) throw new InternalJobError(`Job ${job.id} (${job.jobType}) has no input snapshot to project with`);
+    content = snapshot.content;
+  }
+  const parsed = schema.safeParse(content);
   if (!parsed.success) {
     throw new InternalJobError(`Input snapshot of job ${job.id} (${job.jobType}) does not parse with its input schema`, {
       cause: parsed.error,

@@ -18,7 +18,7 @@ import type { AiJob, Prisma } from '../db/client.ts';
 import { newId } from '../db/ids.ts';
 import { defineJob } from '../jobs/definition.ts';
 import { BusinessValidationError } from '../jobs/failures.ts';
-import type { ArtifactRef, ResultProjector } from '../jobs/projector.ts';
+import type { ArtifactRef, ProjectionContext, ResultProjector } from '../jobs/projector.ts';
 import { BACKGROUND_GENERATION, LEARNER_CONTENT } from './presets.ts';
 import type { JobTypeModule } from './job-type-module.ts';
 import { artifactRefs, readSnapshotInput } from './projection-input.ts';
@@ -105,11 +105,11 @@ export const quizGenerationPrompt: PromptTemplate<QuizGenerationInput> = {
  */
 export const quizGenerationProjector: ResultProjector<QuizGenerationOutput> = {
   key: JOB_TYPE,
-  async project(tx: Prisma.TransactionClient, job: AiJob, output: QuizGenerationOutput): Promise<ArtifactRef[]> {
+  async project(tx: Prisma.TransactionClient, job: AiJob, output: QuizGenerationOutput, context?: ProjectionContext): Promise<ArtifactRef[]> {
     const existing = await tx.quizQuestion.findMany({ where: { jobId: job.id }, select: { id: true, ordinal: true } });
     if (existing.length > 0) return artifactRefs(QUIZ_ARTIFACT_TYPE, existing);
     assertAnswerIndexesInRange(job, output);
-    const input = await readSnapshotInput(tx, job, quizGenerationInputSchema);
+    const input = await readSnapshotInput(tx, job, quizGenerationInputSchema, context);
     if (output.questions.length !== input.count) {
       throw new BusinessValidationError(
         `Job ${job.id}: the model wrote ${output.questions.length} questions, ${input.count} were requested`,

@@ -19,7 +19,9 @@ import { queuedJobInsert, type NewJobRow } from './lifecycle-repository.ts';
 import { snapshotInsert } from './snapshot-repository.ts';
 import { CredentialModeNotAllowedError, IdempotencyConflictError } from './creation-errors.ts';
 import { buildEnqueueEvent, outboxInsert } from '../outbox/outbox-writer.ts';
-import { dispatchOutboxEventById } from '../outbox/dispatcher.ts';
+import { dispatchClaimedOutboxEvent, dispatchOutboxEventById, eagerClaim } from '../outbox/dispatcher.ts';
+import { defaultDispatcherDeps, type DispatcherDeps } from '../outbox/dispatcher-deps.ts';
+import type { DispatchRow } from '../outbox/outbox-claims.ts';
 
 const IDEMPOTENCY_INDEX = 'AiJob_userId_jobType_idempotencyKey_key';
 
@@ -49,8 +51,15 @@ export interface CreateJobDeps {
   /** For the idempotency lookup; the creating transaction runs on the raw pool (lib/db/sql-pool.ts). */
   db?: PrismaDb;
   registry?: JobDefinitionRegistry;
-  /** Sends the new outbox row right after commit. Must not throw; failures are left to the scheduled dispatcher. */
+  /**
+   * Sends the new outbox row right after commit. Must not throw; failures are left to the scheduled dispatcher.
+   * Default (undefined): the row is inserted already claimed for this process's eager dispatch, which sends it
+   * with {@link dispatchClaimedOutboxEvent} (no claim or lookup round trip). A function gets a `pending` row to
+   * claim itself; null: no eager dispatch (the scheduled dispatcher sends it).
+   */
   eagerDispatch?: ((outboxEventId: string) => Promise<unknown>) | null;
+  /** The dispatcher of the default eager dispatch (default: configured from the environment). */
+  dispatcher?: DispatcherDeps;
 }
 
 /** Attempts of the creating transaction when it is chosen as a deadlock victim; then the error reaches the API (503). */
@@ -71,6 +80,8 @@ export async function createJob(req: CreateJobInput, deps: CreateJobDeps = {}): 
   const now = new Date();
   const jobId = newId();
   const event = buildEnqueueEvent({ jobId, queueName: def.queue.queueName, messageGroupId: def.queue.messageGroup === 'user' ? req.userId : jobId });
+  const dispatcher = deps.eagerDispatch === undefined ? eagerDispatcher(deps.dispatcher) : undefined;
+  const claim = dispatcher ? eagerClaim(dispatcher, dispatcher.policy.now()) : undefined;
   const { job, statements } = queuedJobInsert(
     jobRow(jobId, req, def, inputHash, credentialMode), { actor: `${req.triggerType}:${req.userId}`, reason: 'created' }, now,
   );
@@ -79,7 +90,7 @@ export async function createJob(req: CreateJobInput, deps: CreateJobDeps = {}): 
       jobId, schemaVersion: def.input.schemaVersion, content: snapshot.content, contentHash: hashCanonical(snapshot.content),
       redactionVersion: snapshot.redactionVersion, expiresAt: snapshotExpiry(def, now),
     }, now),
-    outboxInsert(event, now),
+    outboxInsert(event, now, claim),
   );
   try {
     // Insert first, look up only on a duplicate key: one round trip on the common path. A hit writes nothing
@@ -92,8 +103,24 @@ export async function createJob(req: CreateJobInput, deps: CreateJobDeps = {}): 
     if (winner) return { job: winner, created: false };
     throw err;
   }
-  if (deps.eagerDispatch !== null) await (deps.eagerDispatch ?? dispatchOutboxEventById)(event.id);
+  if (dispatcher && claim) {
+    const row = { ...event, payload: event.payload as DispatchRow['payload'], queueName: event.queueName ?? null, messageGroupId: event.messageGroupId ?? null, attemptCount: 0, lockedBy: claim.holder, lockedAt: now };
+    await dispatchClaimedOutboxEvent(row, { jobType: job.jobType, createdAt: job.createdAt }, dispatcher);
+  } else if (deps.eagerDispatch) {
+    await deps.eagerDispatch(event.id);
+  } else if (deps.eagerDispatch === undefined) {
+    await dispatchOutboxEventById(event.id); // the dispatcher could not be configured: this logs why and leaves the row pending
+  }
   return { job, created: true };
+}
+
+/** The eager dispatcher, or undefined when it cannot be configured (the row is then left `pending`). */
+function eagerDispatcher(given: DispatcherDeps | undefined): DispatcherDeps | undefined {
+  try {
+    return given ?? defaultDispatcherDeps();
+  } catch {
+    return undefined;
+  }
 }
 
 async function findByIdempotencyKey(db: PrismaDb, req: CreateJobInput, inputHash: string): Promise<AiJob | null> {

@@ -4,12 +4,13 @@
  * lease version — the fencing token), together with its AiJobTransition audit row in the same transaction.
  * A lost race raises a typed error and writes nothing.
  */
-import { inTransaction, type AiJob, type Db, type Prisma } from '../db/client.ts';
+import { inTransaction, type AiJob, type AiJobSnapshot, type Db, type Prisma } from '../db/client.ts';
 import { newId } from '../db/ids.ts';
 import { executeInTransaction, insertStatement, type SqlStatement } from '../db/sql.ts';
 import { runAtomically } from '../db/sql-pool.ts';
 import { isTerminal, type JobState, type TransitionName } from './states.ts';
-import { addJobTerminalEvent } from '../outbox/job-events.ts';
+import { addJobTerminalEvent, buildJobTerminalEvent } from '../outbox/job-events.ts';
+import { outboxInsert } from '../outbox/outbox-writer.ts';
 import { explainRefusal } from './lifecycle-refusals.ts';
 import { CancelRequestedError, JobNotFoundError, LeaseLostError, StaleTransitionError } from './lifecycle-errors.ts';
 
@@ -82,17 +83,34 @@ export function queuedJobInsert(row: NewJobRow, meta: TransitionMeta, now = new 
 export async function lockJob(
   db: Db, jobId: string, holder: string, opts: { leaseMs?: number; now?: Date } = {},
 ): Promise<AiJob> {
+  return (await lockJobForAttempt(db, jobId, holder, opts)).job;
+}
+
+/**
+ * {@link lockJob}, also returning the job's input snapshot read in the same round trip (the attempt runs on
+ * it next; null when it is gone, e.g. removed by retention).
+ */
+export async function lockJobForAttempt(
+  db: Db, jobId: string, holder: string, opts: { leaseMs?: number; now?: Date } = {},
+): Promise<{ job: AiJob; snapshot: AiJobSnapshot | null }> {
   const now = opts.now ?? new Date();
   const lockUntil = new Date(now.getTime() + (opts.leaseMs ?? DEFAULT_LEASE_MS));
   const results = await runAtomically(lockStatements(jobId, holder, now, lockUntil));
-  const rows = results.at(-1) as AiJob[];
+  const rows = results.at(-2) as AiJob[];
   if (rows.length === 0) throw await explainRefusal(db, jobId, 'lockJob', now);
-  return rows[0] as AiJob;
+  const [snapshot] = results.at(-1) as Record<string, unknown>[];
+  return { job: rows[0] as AiJob, snapshot: snapshot ? toSnapshot(snapshot) : null };
+}
+
+/** A snapshot row as the raw driver returns it: `content` is JSON text on MariaDB, parsed JSON on MySQL 8. */
+function toSnapshot(raw: Record<string, unknown>): AiJobSnapshot {
+  const content = raw.content;
+  return { ...(raw as unknown as AiJobSnapshot), content: typeof content === 'string' ? JSON.parse(content) : content };
 }
 
 /**
  * The compare-and-set, the audit row (only when the update matched; running → queued being illegal,
- * attempt 1 is exactly the queued → running edge) and the locked row, in one script.
+ * attempt 1 is exactly the queued → running edge), the locked row and the job's snapshot, in one script.
  *
  * Whether the update matched is read back from the row itself, not from session state (no `@variable`, no
  * `ROW_COUNT()`: RDS Proxy pins a session that sets a user variable, see docs/deploy.md): the audit insert and
@@ -117,6 +135,7 @@ function lockStatements(jobId: string, holder: string, now: Date, lockUntil: Dat
       values: [newId(), holder.slice(0, 128), now, ...oursValues],
     },
     { sql: `SELECT * FROM \`AiJob\` WHERE ${ours}`, values: oursValues },
+    { sql: 'SELECT * FROM `AiJobSnapshot` WHERE jobId = ?', values: [jobId] },
   ];
 }
 
@@ -180,6 +199,66 @@ export async function markSucceeded(
     outputHash: result.outputHash, progress: 100, finishedAt: result.now ?? new Date(),
     lockedBy: null, lockUntil: null, errorCode: null, publicErrorMessage: null, internalErrorMessage: null,
   }, { cancelRequestedAt: null });
+}
+
+/** Why {@link claimSuccess} refused: the job as it stands (read with a share lock, so committed and current). */
+export type SuccessRefusal =
+  | { kind: 'already_succeeded'; outputHash: string | null };
+
+/**
+ * The projection's first statement: running → succeeded, fenced by the lease AND by the absence of a cancel
+ * request, in the caller's (projection) transaction, before any business row is written. The row's exclusive
+ * lock is then held to the commit: a cancel arriving meanwhile waits, then finds the job succeeded. Finish
+ * with {@link successStatements} in the same transaction (audit row and `ai.job.succeeded` event).
+ *
+ * Returns the job as the update left it (built from the locked row; no read-back), or a refusal when the job
+ * already succeeded (the caller compares output hashes).
+ * @throws CancelRequestedError (a cancel won), LeaseLostError, StaleTransitionError, JobNotFoundError
+ */
+export async function claimSuccess(
+  tx: Prisma.TransactionClient, job: AiJob, fence: LeaseFence,
+  result: { outputHash: string; model?: { provider: string; model: string }; now?: Date },
+): Promise<AiJob | SuccessRefusal> {
+  const now = result.now ?? new Date();
+  const model = result.model ? { modelProvider: result.model.provider, modelName: result.model.model } : {};
+  const sets = Object.keys(model).map((c) => `${c} = ?, `).join('');
+  const count = await tx.$executeRawUnsafe(
+    `UPDATE \`AiJob\` SET ${sets}lifecycleStatus = 'succeeded', outputHash = ?, progress = 100, finishedAt = ?, lockedBy = NULL,
+       lockUntil = NULL, errorCode = NULL, publicErrorMessage = NULL, internalErrorMessage = NULL, updatedAt = ?
+     WHERE id = ? AND lifecycleStatus = 'running' AND lockedBy = ? AND leaseVersion = ? AND cancelRequestedAt IS NULL`,
+    ...Object.values(model), result.outputHash, now, now, job.id, fence.holder, fence.leaseVersion,
+  );
+  if (count === 0) {
+    // A locking read sees the latest committed row, whatever snapshot the transaction may hold.
+    const [current] = await tx.$queryRawUnsafe<Pick<AiJob, 'lifecycleStatus' | 'lockedBy' | 'leaseVersion' | 'cancelRequestedAt' | 'outputHash'>[]>(
+      'SELECT lifecycleStatus, lockedBy, leaseVersion, cancelRequestedAt, outputHash FROM `AiJob` WHERE id = ? LOCK IN SHARE MODE', job.id,
+    );
+    if (!current) throw new JobNotFoundError(job.id);
+    if (current.lifecycleStatus === 'succeeded') return { kind: 'already_succeeded', outputHash: current.outputHash };
+    if (current.lifecycleStatus !== 'running') throw new StaleTransitionError(job.id, 'markSucceeded', current.lifecycleStatus);
+    const ours = current.lockedBy === fence.holder && Number(current.leaseVersion) === fence.leaseVersion;
+    if (ours && current.cancelRequestedAt !== null) throw new CancelRequestedError(job.id);
+    throw new LeaseLostError(job.id, fence.leaseVersion);
+  }
+  return {
+    ...job, ...model, lifecycleStatus: 'succeeded', outputHash: result.outputHash, progress: 100, finishedAt: now,
+    lockedBy: null, lockUntil: null, errorCode: null, publicErrorMessage: null, internalErrorMessage: null, updatedAt: now,
+  };
+}
+
+/**
+ * The rest of a success claimed by {@link claimSuccess}, as statements for the caller to run in the same
+ * transaction: its audit row and its `ai.job.succeeded` event.
+ */
+export function successStatements(succeeded: AiJob, fence: LeaseFence, meta: TransitionMeta): SqlStatement[] {
+  const at = succeeded.finishedAt ?? new Date();
+  return [
+    insertStatement('AiJobTransition', {
+      id: newId(), jobId: succeeded.id, fromStatus: 'running', toStatus: 'succeeded', actor: meta.actor.slice(0, 128),
+      reason: meta.reason?.slice(0, 255) ?? null, errorCode: null, leaseVersion: fence.leaseVersion, createdAt: at,
+    }),
+    outboxInsert(buildJobTerminalEvent(succeeded, at), at),
+  ];
 }
 
 /** running → failed, fenced by the lease (the reaper passes the expired lease it observed). */

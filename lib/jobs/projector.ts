@@ -14,6 +14,11 @@ export interface ArtifactRef {
   ordinal: number;
 }
 
+/** What the engine knows besides the output: the input the attempt ran on (parsed from its snapshot). */
+export interface ProjectionContext {
+  input: unknown;
+}
+
 export interface ResultProjector<O = unknown> {
   /** Matches `JobDefinition.projector`. */
   readonly key: string;
@@ -22,5 +27,5 @@ export interface ResultProjector<O = unknown> {
    * Throw BusinessValidationError / ReferenceValidationError (lib/jobs/failures.ts) for outputs that are
    * well-formed but unacceptable; they are not retried.
    */
-  project(tx: Prisma.TransactionClient, job: AiJob, output: O): Promise<ArtifactRef[]>;
+  project(tx: Prisma.TransactionClient, job: AiJob, output: O, context?: ProjectionContext): Promise<ArtifactRef[]>;
 }

@@ -7,11 +7,10 @@
  * error summaries, never payloads.
  */
 import type { DispatcherDeps } from './dispatcher-deps.ts';
-import type { SqlRunner } from '../db/sql-pool.ts';
 import { settleHeldBatch, type HeldOutboxBatch } from './held-claim.ts';
 import type { ClaimedOutboxEvent, DispatchRow } from './outbox-claims.ts';
 import { giveUpOutboxEvent, markOutboxPublished, scheduleOutboxRetry } from './outbox-settlement.ts';
-import type { SendOutcome } from './routes.ts';
+import type { KnownJob, SendContext, SendOutcome } from './routes.ts';
 import { describeError } from './send-helpers.ts';
 import { DISPATCH_FAILED } from './sqs-sender.ts';
 
@@ -40,7 +39,9 @@ export type DispatchClaim =
  * back: its rows are due again, and sent ones are deduplicated when re-sent).
  * `signal` aborts the sends still in flight; their rows are settled as failed attempts (retried later).
  */
-export async function sendAndSettle(deps: DispatcherDeps, claim: DispatchClaim, signal?: AbortSignal): Promise<SettleCounts> {
+export async function sendAndSettle(
+  deps: DispatcherDeps, claim: DispatchClaim, signal?: AbortSignal, knownJobs?: ReadonlyMap<string, KnownJob>,
+): Promise<SettleCounts> {
   const rows = claim.kind === 'lease' ? claim.rows : claim.batch.rows;
   if (rows.length === 0) return { published: 0, retried: 0, dead: 0, failed: 0 };
   // A held batch's lookups run in its own transaction: no second connection per batch in flight.
@@ -51,13 +52,11 @@ export async function sendAndSettle(deps: DispatcherDeps, claim: DispatchClaim, 
     if (group) group.push(row);
     else byType.set(row.eventType, [row]);
   }
-  const outcomes = (await Promise.all([...byType].map(([type, group]) => sendGroup(deps, type, group, sql, signal)))).flat();
+  const outcomes = (await Promise.all([...byType].map(([type, group]) => sendGroup(deps, type, group, { sql, ...(signal ? { signal } : {}), ...(knownJobs ? { knownJobs } : {}) })))).flat();
   return settle(deps, claim, rows, outcomes);
 }
 
-async function sendGroup(
-  deps: DispatcherDeps, eventType: string, rows: ClaimedOutboxEvent[], sql: SqlRunner, signal: AbortSignal | undefined,
-): Promise<SendOutcome[]> {
+async function sendGroup(deps: DispatcherDeps, eventType: string, rows: ClaimedOutboxEvent[], ctx: SendContext): Promise<SendOutcome[]> {
   const route = deps.routes.get(eventType);
   if (!route) {
     deps.logger.error('outbox event type has no route; refusing the rows, nothing sent', {
@@ -67,7 +66,7 @@ async function sendGroup(
   }
   let outcomes: SendOutcome[];
   try {
-    outcomes = await route.send(rows, { sql, ...(signal ? { signal } : {}) });
+    outcomes = await route.send(rows, ctx);
   } catch (err) {
     const error = describeError(err);
     return rows.map((r) => ({ id: r.id, result: 'retry', error }));

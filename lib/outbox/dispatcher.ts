@@ -16,7 +16,8 @@ import { newId } from '../db/ids.ts';
 import { sendAndSettle, type SettleCounts } from './dispatch-batch.ts';
 import { DISPATCHER_SERVICE, defaultDispatcherDeps, type DispatcherDeps } from './dispatcher-deps.ts';
 import { abandonHeldBatch, claimDueOutboxBatch, type HeldOutboxBatch } from './held-claim.ts';
-import { claimOutboxEventById, releaseExpiredOutboxLocks, type ClaimContext } from './outbox-claims.ts';
+import { claimOutboxEventById, releaseExpiredOutboxLocks, type ClaimContext, type ClaimedOutboxEvent } from './outbox-claims.ts';
+import type { KnownJob } from './routes.ts';
 import { describeError } from './send-helpers.ts';
 
 export { UNKNOWN_EVENT_TYPE } from './dispatch-batch.ts';
@@ -144,6 +145,29 @@ export async function runScheduledDispatch(
  *   claimed or sent), `failed` otherwise.
  */
 export async function dispatchOutboxEventById(id: string, deps?: DispatcherDeps): Promise<EagerDispatchResult> {
+  return runEager(id, deps, (resolved, signal) => dispatchOne(resolved, id, signal));
+}
+
+/**
+ * Eager dispatch of a row its creating transaction inserted already claimed (`processing` under
+ * `row.lockedBy`, leased until its `availableAt`): no claim round trip, and no job lookup — the creator
+ * passes the two job columns the message needs. Same budget, result and failure handling as
+ * {@link dispatchOutboxEventById}; a row never settled here is released when its lease ends and sent by the
+ * scheduled run.
+ */
+export async function dispatchClaimedOutboxEvent(
+  row: ClaimedOutboxEvent, job: KnownJob, deps?: DispatcherDeps,
+): Promise<EagerDispatchResult> {
+  return runEager(row.id, deps, async (resolved, signal) => {
+    const counts = await sendAndSettle(resolved, { kind: 'lease', rows: [row], holder: row.lockedBy }, signal, new Map([[row.aggregateId, job]]));
+    return eagerResult(resolved, row.id, counts, signal);
+  });
+}
+
+/** The time budget, backstop, metrics and logging every eager dispatch shares. Never throws. */
+async function runEager(
+  id: string, deps: DispatcherDeps | undefined, attemptFn: (deps: DispatcherDeps, signal: AbortSignal) => Promise<EagerDispatchResult>,
+): Promise<EagerDispatchResult> {
   let resolved: DispatcherDeps | undefined;
   const abort = new AbortController();
   const timers: NodeJS.Timeout[] = [];
@@ -151,7 +175,7 @@ export async function dispatchOutboxEventById(id: string, deps?: DispatcherDeps)
     resolved = deps ?? defaultDispatcherDeps();
     const budgetMs = resolved.policy.eagerTimeoutMs;
     timers.push(setTimeout(() => abort.abort(new Error(`eager dispatch exceeded its ${budgetMs} ms budget`)), budgetMs));
-    const attempt = dispatchOne(resolved, id, abort.signal);
+    const attempt = attemptFn(resolved, abort.signal);
     const backstop = new Promise<never>((_, reject) => {
       timers.push(setTimeout(() => reject(new Error(`eager dispatch did not finish within ${budgetMs + 1_000} ms`)), budgetMs + 1_000));
     });
@@ -175,10 +199,25 @@ async function dispatchOne(deps: DispatcherDeps, id: string, signal: AbortSignal
   const row = await claimOutboxEventById(deps.sql, id, newClaim(deps, deps.policy.now()));
   if (!row) return 'skipped';
   const counts = await sendAndSettle(deps, { kind: 'lease', rows: [row], holder: row.lockedBy }, signal);
+  return eagerResult(deps, id, counts, signal);
+}
+
+function eagerResult(deps: DispatcherDeps, id: string, counts: SettleCounts, signal: AbortSignal): EagerDispatchResult {
   if (counts.published === 1) return 'published';
   if (signal.aborted) deps.logger.warn('eager dispatch ran out of time; the scheduled dispatcher will send the row', { outboxId: id });
   return 'failed';
 }
+
+/**
+ * The claim a creating transaction writes into its new enqueue row, so eager dispatch needs no claim of its
+ * own ({@link dispatchClaimedOutboxEvent}). Its lease covers the eager budget and its backstop, plus a margin.
+ */
+export function eagerClaim(deps: DispatcherDeps, now: Date): ClaimContext {
+  return { holder: `${deps.instanceId.slice(0, 100)}:${newId()}`, now, leaseUntil: new Date(now.getTime() + deps.policy.eagerTimeoutMs + EAGER_LEASE_MARGIN_MS) };
+}
+
+/** What an eager lease adds to the eager budget: the 1 s backstop and 2 s for the settle. */
+const EAGER_LEASE_MARGIN_MS = 3_000;
 
 const EAGER_METRICS: Record<EagerDispatchResult, string> = {
   published: 'EagerDispatchPublished', skipped: 'EagerDispatchSkipped', failed: 'EagerDispatchFailed',

@@ -42,13 +42,18 @@ export function buildEnqueueEvent(job: { jobId: string; queueName: string; messa
   };
 }
 
-/** The INSERT for one row: `pending`, due now unless `availableAt` says otherwise. */
-export function outboxInsert(e: NewOutboxEvent, now = new Date()): SqlStatement {
+/**
+ * The INSERT for one row: `pending`, due now unless `availableAt` says otherwise — or, with `claim`, born
+ * claimed by the creator's eager dispatch: `processing` under `claim.holder`, leased until `claim.leaseUntil`
+ * (kept in `availableAt`, as every lease is; the dispatcher releases it after that if it was never settled).
+ */
+export function outboxInsert(e: NewOutboxEvent, now = new Date(), claim?: { holder: string; leaseUntil: Date }): SqlStatement {
   return insertStatement('OutboxEvent', {
     id: e.id, eventType: e.eventType, aggregateType: e.aggregateType, aggregateId: e.aggregateId,
     dedupeKey: e.dedupeKey, payload: JSON.stringify(e.payload), queueName: e.queueName ?? null,
-    messageGroupId: e.messageGroupId ?? null, status: 'pending', attemptCount: 0,
-    availableAt: e.availableAt ?? now, createdAt: now, updatedAt: now,
+    messageGroupId: e.messageGroupId ?? null, status: claim ? 'processing' : 'pending', attemptCount: 0,
+    ...(claim ? { lockedBy: claim.holder, lockedAt: now } : {}),
+    availableAt: claim?.leaseUntil ?? e.availableAt ?? now, createdAt: now, updatedAt: now,
   });
 }
 

@@ -26,6 +26,14 @@ export interface SendContext {
   sql: SqlRunner;
   /** Aborts the AWS calls in flight (eager dispatch's time budget); an aborted entry is retried later. */
   signal?: AbortSignal;
+  /** Job columns the caller already knows (eager dispatch from the creating code), by job id: no lookup for them. */
+  knownJobs?: ReadonlyMap<string, KnownJob>;
+}
+
+/** The two job columns an enqueue message carries besides ids. */
+export interface KnownJob {
+  jobType: string;
+  createdAt: Date;
 }
 
 /** How one event type is delivered. */

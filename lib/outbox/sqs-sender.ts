@@ -33,7 +33,8 @@ interface PreparedEntry {
 /** Builds the `send` of the enqueue route for these queues. */
 export function createJobMessageSender(sqs: SQSClient, queueUrls: Record<QueueName, string>) {
   return async (rows: readonly DispatchRow[], ctx: SendContext): Promise<SendOutcome[]> => {
-    const jobs = await findJobsForMessages(ctx.sql, rows.map((r) => r.aggregateId));
+    const unknown = rows.map((r) => r.aggregateId).filter((id) => !ctx.knownJobs?.has(id));
+    const jobs = new Map([...(ctx.knownJobs ?? []), ...(await findJobsForMessages(ctx.sql, unknown))]);
     const outcomes: SendOutcome[] = [];
     const byQueue = new Map<string, PreparedEntry['entry'][]>();
     for (const row of rows) {

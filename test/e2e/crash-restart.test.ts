@@ -75,9 +75,14 @@ describe('SIGKILL of the local runtime', () => {
       await until('a job between attempts', 30_000, async () =>
         (await jobsIn(between)).every((j) => j.lifecycleStatus === 'running' && j.lockedBy === null && j.errorCode !== null) || undefined);
       // Running: four slow jobs occupy the four interactive consumers, so the next two stay queued.
-      const running = await Promise.all([1, 2, 3, 4].map((n) => feynman(first.url, `Water crosses membrane ${n}. [sleep:10000]`)));
-      await until('four jobs running', 30_000, async () =>
-        (await jobsIn(running)).every((j) => j.lifecycleStatus === 'running' && j.lockedBy !== null) || undefined);
+      // One at a time, each running before the next is created: created together, two could arrive in one
+      // consumer's batch and leave a consumer free for the "queued" jobs below.
+      const running: string[] = [];
+      for (const n of [1, 2, 3, 4]) {
+        running.push(await feynman(first.url, `Water crosses membrane ${n}. [sleep:10000]`));
+        await until(`job ${n} running`, 30_000, async () =>
+          (await jobsIn(running)).every((j) => j.lifecycleStatus === 'running' && j.lockedBy !== null) || undefined);
+      }
       const queued = [await feynman(first.url, 'Just created, A.'), await feynman(first.url, 'Just created, B.')];
       first.child.kill('SIGKILL');
       await once(first.child, 'exit');

@@ -4,7 +4,9 @@
  * the engine's checkpoints (no sleeps). Also: a job between attempts is cancelled by the request itself,
  * `execution.cancellable: false` refuses while running, and `security.outputRedaction` redacts the output.
  */
+import mysql from 'mysql2/promise';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { parseDatabaseUrl } from '../../lib/db/database-url.ts';
 import { getPrisma, type AiJob } from '../../lib/db/client.ts';
 import { cancellableIn, requestCancel, type CancelOutcome } from '../../lib/jobs/cancellation.ts';
 import { hashCanonical } from '../../lib/jobs/canonical-json.ts';
@@ -20,6 +22,12 @@ beforeAll(async () => {
   h = await startEngineHarness({ registry, engine: { checkpoints } });
 });
 afterAll(async () => h.close());
+
+/** This worker's database, for a session of the test's own. */
+function sideConnection() {
+  const c = parseDatabaseUrl(process.env.DATABASE_URL ?? '');
+  return { host: c.host, port: c.port, user: c.user, password: c.password, database: c.database, timezone: 'Z' as const };
+}
 
 const job = (id: string) => db.aiJob.findUniqueOrThrow({ where: { id } });
 const events = (id: string, eventType: string) => db.outboxEvent.count({ where: { aggregateId: id, eventType } });
@@ -46,6 +54,34 @@ describe('a cancel landing while the attempt finishes', () => {
       expect(await events(created.id, 'ai.job.cancelled')).toBe(1);
     },
   );
+
+  it('a cancel arriving while the projector writes finds the job row locked by the success claim, and is refused after it', async () => {
+    let attempt: unknown;
+    const projectors = { get: (key: string) => ({ ...h.engine.projectors.get(key), project: async (_tx: unknown, j: AiJob) => {
+      // The cancel's compare-and-set, from another session that gives up after 1 s instead of waiting:
+      // the success claim already holds the job row, so it cannot pass before the projection commits.
+      const side = await mysql.createConnection({ ...sideConnection(), multipleStatements: true });
+      try {
+        await side.query('SET SESSION innodb_lock_wait_timeout = 1');
+        attempt = await side.query("UPDATE AiJob SET cancelRequestedAt = NOW(3) WHERE id = ? AND lifecycleStatus = 'running' AND cancelRequestedAt IS NULL", [j.id])
+          .then(() => 'updated', (err: unknown) => (err as { errno?: number }).errno);
+      } finally {
+        await side.end();
+      }
+      return [{ artifactType: 'SyntheticAnswer', artifactId: j.id, ordinal: 0 }];
+    } }) };
+    const r = await startEngineHarness({ registry, engine: { projectors } });
+    try {
+      const created = await r.create({ input: { prompt: 'cancel me while I project' } });
+      expect((await r.runUntilTerminal(created.id)).lifecycleStatus).toBe('succeeded');
+      expect(attempt).toBe(1205); // ER_LOCK_WAIT_TIMEOUT: the row was locked
+      await expect(requestCancel(db, created.id, { actor: 'api:user-1', ownerId: 'user-1' })).rejects.toMatchObject({ code: 'JOB_NOT_CANCELLABLE' });
+      expect(await job(created.id)).toMatchObject({ lifecycleStatus: 'succeeded', cancelRequestedAt: null });
+      expect(await events(created.id, 'ai.job.cancelled')).toBe(0);
+    } finally {
+      await r.close();
+    }
+  });
 
   it('a cancel arriving after the projection committed is refused: the job succeeded first', async () => {
     const created = await h.create({ input: { prompt: 'too late to cancel' } });

@@ -50,7 +50,7 @@ describe('output hash', () => {
     const fence = { holder: 'stale-worker', leaseVersion: 1 };
     const def = registry.get('synthetic_job');
     const output = { answer: 'whatever', echo: 'x' };
-    const same: AttemptResult = { output, outputHash: done.outputHash!, generated: { content: '{}', route: { provider: 'mock', model: 'm' }, usage: { promptTokens: 1, completionTokens: 1, totalTokens: 2 } } as AttemptResult['generated'] };
+    const same: AttemptResult = { output, input: { prompt: 'project me once' }, outputHash: done.outputHash!, generated: { content: '{}', route: { provider: 'mock', model: 'm' }, usage: { promptTokens: 1, completionTokens: 1, totalTokens: 2 } } as AttemptResult['generated'] };
     expect((await projectResult(staleJob, def, fence, same, h.engine)).kind).toBe('already_projected');
     expect(await writes(created.id)).toEqual(before);
 

@@ -14,7 +14,7 @@ import { createJobQueues, type CreatedJobQueue } from '../../lib/queue/create-qu
 import type { QueueName } from '../../lib/queue/queue-definitions.ts';
 import { createDispatcherDeps, type DispatcherDeps } from '../../lib/outbox/dispatcher-deps.ts';
 import { createOutboxRoutes } from '../../lib/outbox/routes.ts';
-import { dispatchOutboxEventById, runDispatchCycle } from '../../lib/outbox/dispatcher.ts';
+import { runDispatchCycle } from '../../lib/outbox/dispatcher.ts';
 import { createJob, type CreateJobInput } from '../../lib/jobs/create-job.ts';
 import { startMockAiServer, type MockAiServer, type MockAiServerOptions } from '../../lib/dev/mock-ai-server.ts';
 import { jobTypeMockResponder } from '../../lib/dev/mock-responder.ts';
@@ -109,7 +109,7 @@ export async function startEngineHarness(opts: HarnessOptions = {}): Promise<Eng
     mock, primary, sqs, queues, engine, dispatcher, deliver,
     create: async (req) => (await createJob(
       { userId: 'user-1', jobType: 'synthetic_job', triggerType: 'user', targetType: 'test', targetId: 't-1', ...req },
-      { eagerDispatch: (id) => dispatchOutboxEventById(id, dispatcher), registry: opts.registry ?? jobRegistry },
+      { dispatcher, registry: opts.registry ?? jobRegistry },
     )).job,
     runUntilTerminal: async (jobId, queue = 'interactive', timeoutMs = 20_000) => {
       const deadline = Date.now() + timeoutMs;

@@ -3,9 +3,9 @@
  * its queue before any scheduled dispatcher runs; when that fails, the scheduled run still sends it within
  * about a minute. Jobs are created through the real createJob.
  */
-import { describe, expect, it } from 'vitest';
+import { beforeEach, describe, expect, it } from 'vitest';
 import { getPrisma } from '../../lib/db/client.ts';
-import { createJob, type CreateJobInput } from '../../lib/jobs/create-job.ts';
+import { createJob, type CreateJobDeps, type CreateJobInput } from '../../lib/jobs/create-job.ts';
 import { defineJob } from '../../lib/jobs/definition.ts';
 import { createRegistry } from '../../lib/jobs/registry.ts';
 import { syntheticJob } from '../../lib/job-types/synthetic-job.ts';
@@ -30,17 +30,32 @@ function request(overrides: Partial<CreateJobInput> = {}): CreateJobInput {
   };
 }
 
-/** createJob with eager dispatch through `deps`, remembering what the eager call returned. */
-async function createWithEagerDispatch(deps: DispatcherDeps, req: CreateJobInput) {
-  const results: EagerDispatchResult[] = [];
-  const { job } = await createJob(req, {
-    registry,
-    eagerDispatch: async (id) => results.push(await dispatchOutboxEventById(id, deps)),
-  });
-  return { job, result: results[0] };
+/**
+ * The two ways createJob dispatches eagerly: its default, a row born claimed for its own dispatch
+ * (`dispatcher`), and a caller-given function that claims the `pending` row by id.
+ */
+const VARIANTS = {
+  'born claimed (the default)': (deps: DispatcherDeps): CreateJobDeps => ({ registry, dispatcher: deps }),
+  'claimed by id (a caller-given function)': (deps: DispatcherDeps): CreateJobDeps => ({ registry, eagerDispatch: (id) => dispatchOutboxEventById(id, deps) }),
+};
+
+/** createJob with eager dispatch through `deps`; what eager dispatch did, read from its metrics. */
+async function createWithEagerDispatch(deps: DispatcherDeps & { metrics: ReturnType<typeof testDispatcherDeps>['metrics'] }, req: CreateJobInput) {
+  const count = () => ({ published: deps.metrics.total('EagerDispatchPublished'), skipped: deps.metrics.total('EagerDispatchSkipped'), failed: deps.metrics.total('EagerDispatchFailed') });
+  const before = count();
+  const { job } = await createJob(req, variant(deps));
+  const after = count();
+  const result = (Object.keys(after) as EagerDispatchResult[]).find((k) => after[k] > before[k]);
+  return { job, result };
 }
 
-describe('eager dispatch', () => {
+let variant: (deps: DispatcherDeps) => CreateJobDeps;
+
+describe.each(Object.entries(VARIANTS))('eager dispatch, %s', (_name, make) => {
+  beforeEach(() => {
+    variant = make;
+  });
+
   it("puts a created job's message on its queue before the scheduled dispatcher runs at all", async () => {
     const { queueUrls } = await createTestQueues();
     const deps = testDispatcherDeps({ queueUrls });
@@ -136,5 +151,40 @@ describe('eager dispatch', () => {
     } finally {
       delete process.env.POWERTOOLS_LOG_LEVEL;
     }
+  });
+});
+
+describe('a row born claimed', () => {
+  it('is claimed in the creating transaction itself: lockedAt is the creation time, and it is published', async () => {
+    const { queueUrls } = await createTestQueues();
+    const deps = testDispatcherDeps({ queueUrls });
+    const { job } = await createJob(request(), { registry, dispatcher: deps });
+    const [row] = await outboxRows();
+    expect(row).toMatchObject({ status: 'published', lockedAt: job.createdAt });
+    expect(row?.lockedBy).toMatch(new RegExp(`^${deps.instanceId.slice(0, 100)}:[0-9A-Z]{26}$`));
+    expect(await drainQueue(testSqsClient(), queueUrls.interactive)).toHaveLength(1);
+  });
+
+  it('whose creator died before sending is left alone by the scheduled run until its lease ends, then sent once', async () => {
+    const { queueUrls } = await createTestQueues();
+    const clock = movableClock();
+    // A creator that dies between commit and send: its route never answers and ignores the abort, so eager
+    // dispatch gives up at its backstop without settling anything — exactly what a crash leaves behind.
+    const dying = { ...testDispatcherDeps({ queueUrls, policy: { now: clock.now, eagerTimeoutMs: 200 } }) };
+    const never = { send: () => new Promise<never>(() => undefined) };
+    const { job } = await createJob(request(), { registry, dispatcher: { ...dying, routes: new Map([['ai.job.enqueue', never]]) } });
+    const [row] = await outboxRows();
+    expect(row).toMatchObject({ status: 'processing', attemptCount: 0 });
+    expect(row!.availableAt.getTime()).toBeGreaterThan(job.createdAt.getTime());
+
+    const scheduled = testDispatcherDeps({ queueUrls, policy: { now: clock.now } });
+    expect(await runScheduledDispatch(scheduled, { remainingTimeMs: () => 50_000 })).toMatchObject({ released: 0, published: 0 });
+    expect(await drainQueue(testSqsClient(), queueUrls.interactive)).toHaveLength(0);
+
+    clock.advance(row!.availableAt.getTime() - Date.now() + 1);
+    expect(await runScheduledDispatch(scheduled, { remainingTimeMs: () => 50_000 })).toMatchObject({ released: 1, published: 1 });
+    const messages = await drainQueue(testSqsClient(), queueUrls.interactive);
+    expect(messages.map((m) => parseJobMessage(m.Body ?? '').jobId)).toEqual([job.id]);
+    expect((await outboxRows())[0]).toMatchObject({ status: 'published', attemptCount: 0 });
   });
 });
