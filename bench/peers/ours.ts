@@ -29,21 +29,23 @@ export interface OursHost {
 /** Forks ./ours-host.ts on `databaseUrl`; resolves when its runtime serves HTTP. */
 export async function startOursHost(databaseUrl: string, endpoints: object): Promise<OursHost> {
   const child: ChildProcess = fork(fileURLToPath(new URL('./ours-host.ts', import.meta.url)), [databaseUrl, JSON.stringify(endpoints)], {
-    execArgv: ['--import', 'tsx'], stdio: ['ignore', 'pipe', 'inherit', 'ipc'],
+    execArgv: ['--import', 'tsx'], stdio: ['ignore', 'pipe', 'pipe', 'ipc'],
   });
-  // The runtime's loggers write JSON lines to stdout: counted (and kept off the bench's output), not printed.
+  // The runtime's loggers write JSON lines (ERROR to stderr, the rest to stdout): counted, kept off the bench's output.
   let logCounts = new Map<string, number>();
-  createInterface({ input: child.stdout! }).on('line', (line) => {
-    let key: string;
-    try {
-      const entry = JSON.parse(line) as { level?: string; message?: string };
-      key = `${entry.level ?? '?'}: ${entry.message ?? line.slice(0, 80)}`;
-    } catch {
-      process.stderr.write(`${line}\n`);
-      return;
-    }
-    logCounts.set(key, (logCounts.get(key) ?? 0) + 1);
-  });
+  for (const [input, echo] of [[child.stdout!, process.stdout], [child.stderr!, process.stderr]] as const) {
+    createInterface({ input }).on('line', (line) => {
+      let key: string;
+      try {
+        const entry = JSON.parse(line) as { level?: string; message?: string };
+        key = `${entry.level ?? '?'}: ${entry.message ?? line.slice(0, 80)}`;
+      } catch {
+        echo.write(`${line}\n`);
+        return;
+      }
+      logCounts.set(key, (logCounts.get(key) ?? 0) + 1);
+    });
+  }
   const pending = new Map<number, { resolve(v: unknown): void; reject(e: Error): void }>();
   let nextId = 1;
   const exited = new Promise<void>((resolve) => child.once('exit', (code) => {
