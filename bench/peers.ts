@@ -164,7 +164,7 @@ function portOpen(hostName: string, port: number): Promise<boolean> {
   });
 }
 
-async function peerRun(system: PeerSystem, mode: RunFigures['mode'], plan: LoadPlan): Promise<RunFigures> {
+async function peerRun(system: PeerSystem, results: pg.Pool, mode: RunFigures['mode'], plan: LoadPlan): Promise<RunFigures> {
   system.timings.started.clear();
   system.timings.done.clear();
   const runId = `${system.name}-${mode}`;
@@ -174,7 +174,7 @@ async function peerRun(system: PeerSystem, mode: RunFigures['mode'], plan: LoadP
     await system.submit({ key: keys[i], runId, i });
   });
   await waitForDone(system.timings, plan.jobs);
-  const [[row]] = [(await pgPool.query<{ n: string }>('SELECT COUNT(*) AS n FROM peer_result WHERE job_key LIKE $1', [`${runId}-%`])).rows];
+  const { rows: [row] } = await results.query<{ n: string }>('SELECT COUNT(*) AS n FROM peer_result WHERE job_key LIKE $1', [`${runId}-%`]);
   const done = keys.map((k) => system.timings.done.get(k) ?? NaN);
   const f: RunFigures = {
     system: system.name, mode, jobs: plan.jobs, succeeded: Number(row?.n ?? 0),
@@ -190,21 +190,20 @@ async function peerRun(system: PeerSystem, mode: RunFigures['mode'], plan: LoadP
 const peerFigures: RunFigures[] = [];
 const pgUp = await portOpen(new URL(pgBase).hostname, Number(new URL(pgBase).port || 5432));
 const pgUrl = `${pgBase}/${DB}`;
-let pgPool: pg.Pool = undefined as unknown as pg.Pool;
 if (!pgUp) {
   report(`graphile-worker: skipped (PostgreSQL at ${pgBase} refused the connection)`);
   report('bullmq: skipped (its result rows go to PostgreSQL, which is absent)');
 } else {
   await onPostgresServer(pg.Client, pgBase, `DROP DATABASE IF EXISTS ${DB}`);
   await onPostgresServer(pg.Client, pgBase, `CREATE DATABASE ${DB}`);
-  pgPool = new pg.Pool({ connectionString: pgUrl, max: 2 });
+  const pgPool = new pg.Pool({ connectionString: pgUrl, max: 2 });
   await pgPool.query(PEER_TABLES_SQL);
   const graphile = await startGraphilePeer({ databaseUrl: pgUrl, mockAiUrl: endpoints.mockAiUrl, concurrency: peerConcurrency, clients });
-  peerFigures.push(await peerRun(graphile, 'unpaced', unpaced), await peerRun(graphile, 'paced', paced));
+  peerFigures.push(await peerRun(graphile, pgPool, 'unpaced', unpaced), await peerRun(graphile, pgPool, 'paced', paced));
   await graphile.stop();
   if (await portOpen(redisHost, Number(redisPort))) {
     const bull = await startBullmqPeer({ databaseUrl: pgUrl, mockAiUrl: endpoints.mockAiUrl, redis: { host: redisHost, port: Number(redisPort) }, concurrency: peerConcurrency });
-    peerFigures.push(await peerRun(bull, 'unpaced', unpaced), await peerRun(bull, 'paced', paced));
+    peerFigures.push(await peerRun(bull, pgPool, 'unpaced', unpaced), await peerRun(bull, pgPool, 'paced', paced));
     await bull.stop();
   } else report(`bullmq: skipped (Redis at ${redisHost}:${redisPort} refused the connection)`);
   await pgPool.end();
