@@ -16,7 +16,9 @@
  * A peer whose server refuses connections is skipped (printed). Peer workers: BENCH_PEER_CONCURRENCY (10).
  *
  * Each system runs unpaced (clients submit as fast as each submission returns) and paced (job i offered at
- * start + i / rate, rate = ours-http's unpaced submit rate, or BENCH_RATE).
+ * start + i / rate, rate = ours-http's unpaced submit rate, or BENCH_RATE). Order: ours-http unpaced, graphile-worker
+ * unpaced and paced, ours-http paced, ours-inproc unpaced and paced, BullMQ unpaced and paced, then the
+ * statement windows: each ratio's two runs back to back, as the machine's load drifts between runs.
  * Figures: jobs/s = jobs ÷ (first submission → last job done); submit→start and submit→done p50/p99.
  * Clocks — ours: submit = the job row's createdAt, start = startedAt, done = finishedAt, all from the runtime's
  * Node clock (ms, DATETIME(3)) and subtracted in SQL; createdAt is taken inside createJob, so for ours-http the
@@ -78,9 +80,18 @@ const endpoints = JSON.parse((await once(createInterface({ input: emulators.stdo
 const report = (line: string) => console.log(line);
 report(`peers bench: jobs=${jobs} clients=${clients} peer_concurrency=${peerConcurrency} log_jobs=${logJobs} (${new Date().toISOString()})`);
 
-// ---- ours: timed runs -------------------------------------------------------------------------------------
+// ---- setup: our runtime host, the peers' PostgreSQL database ----------------------------------------------
 const host = await startOursHost(`${url}?connectionLimit=20`, endpoints);
 const tokens = await host.request<string[]>({ cmd: 'tokens', users: USERS });
+const pgUp = await portOpen(new URL(pgBase).hostname, Number(new URL(pgBase).port || 5432));
+const pgUrl = `${pgBase}/${DB}`;
+let results: pg.Pool | undefined;
+if (pgUp) {
+  await onPostgresServer(pg.Client, pgBase, `DROP DATABASE IF EXISTS ${DB}`);
+  await onPostgresServer(pg.Client, pgBase, `CREATE DATABASE ${DB}`);
+  results = new pg.Pool({ connectionString: pgUrl, max: 2 });
+  await results.query(PEER_TABLES_SQL);
+}
 
 /** One timed run of ours; `submit` drives the clients and returns the job ids. */
 async function oursRun(system: string, mode: RunFigures['mode'], plan: LoadPlan, submit: () => Promise<{ load: { firstSentMs: number; lastReturnedMs: number }; ids: string[] }>) {
@@ -100,6 +111,40 @@ async function oursRun(system: string, mode: RunFigures['mode'], plan: LoadPlan,
 const http = (plan: LoadPlan, runId: string) => () => submitOverHttp(host, tokens, plan, runId);
 const inproc = (plan: LoadPlan, runId: string) => () => host.request<{ load: { firstSentMs: number; lastReturnedMs: number }; ids: string[] }>({ cmd: 'inproc', plan, runId, users: USERS });
 
+async function peerRun(system: PeerSystem, results: pg.Pool, mode: RunFigures['mode'], plan: LoadPlan): Promise<RunFigures> {
+  system.timings.started.clear();
+  system.timings.done.clear();
+  const runId = `${system.name}-${mode}`;
+  const keys: string[] = [];
+  const load = await offerLoad(plan, async (i) => {
+    keys[i] = `${runId}-${i}`;
+    await system.submit({ key: keys[i], runId, i });
+  });
+  await waitForDone(system.timings, plan.jobs);
+  const { rows: [row] } = await results.query<{ n: string }>('SELECT COUNT(*) AS n FROM peer_result WHERE job_key LIKE $1', [`${runId}-%`]);
+  const done = keys.map((k) => system.timings.done.get(k) ?? NaN);
+  const f: RunFigures = {
+    system: system.name, mode, jobs: plan.jobs, succeeded: Number(row?.n ?? 0),
+    jobsPerSecond: plan.jobs / ((Math.max(...done) - load.firstSentMs) / 1000),
+    submitPerSecond: plan.jobs / ((load.lastReturnedMs - load.firstSentMs) / 1000), offeredPerSecond: plan.ratePerSecond,
+    toStartMs: keys.map((k, i) => (system.timings.started.get(k) ?? NaN) - load.sentMs[i]!),
+    toDoneMs: done.map((d, i) => d - load.sentMs[i]!),
+  };
+  report(formatFigures(f));
+  return f;
+}
+
+function portOpen(hostName: string, port: number): Promise<boolean> {
+  return new Promise((resolve) => {
+    const socket = createConnection({ host: hostName, port });
+    socket.once('connect', () => { socket.destroy(); resolve(true); });
+    socket.once('error', () => resolve(false));
+  });
+}
+
+// ---- timed runs: ours-http unpaced and graphile-worker unpaced back to back (the peer_ratio pair), then
+// graphile-worker and ours-http paced (the handoff pair), so the shared machine's load drifts least between them.
+const figures: RunFigures[] = [];
 const unpaced: LoadPlan = { jobs, clients };
 const profileDir = env.BENCH_CPU_PROF;
 if (profileDir) await host.request({ cmd: 'profile-start' });
@@ -111,11 +156,28 @@ if (profileDir) {
 }
 const rate = Number(env.BENCH_RATE) || httpUnpaced.submitPerSecond;
 const paced: LoadPlan = { jobs, clients, ratePerSecond: rate };
+let graphileUnpaced: RunFigures | undefined;
+if (results) {
+  const graphile = await startGraphilePeer({ databaseUrl: pgUrl, mockAiUrl: endpoints.mockAiUrl, concurrency: peerConcurrency, clients });
+  graphileUnpaced = await peerRun(graphile, results, 'unpaced', unpaced);
+  figures.push(graphileUnpaced, await peerRun(graphile, results, 'paced', paced));
+  await graphile.stop();
+} else report(`graphile-worker: skipped (PostgreSQL at ${pgBase} refused the connection)`);
 const httpPaced = await oursRun('ours-http', 'paced', paced, http(paced, 'hp'));
-const oursFiguresAll = [httpUnpaced, httpPaced,
+figures.unshift(httpUnpaced, httpPaced,
   await oursRun('ours-inproc', 'unpaced', unpaced, inproc(unpaced, 'iu')),
-  await oursRun('ours-inproc', 'paced', paced, inproc(paced, 'ip'))];
+  await oursRun('ours-inproc', 'paced', paced, inproc(paced, 'ip')));
 await host.stop();
+if (!results) report('bullmq: skipped (its result rows go to PostgreSQL, which is absent)');
+else if (await portOpen(redisHost, Number(redisPort))) {
+  const bull = await startBullmqPeer({ databaseUrl: pgUrl, mockAiUrl: endpoints.mockAiUrl, redis: { host: redisHost, port: Number(redisPort) }, concurrency: peerConcurrency });
+  figures.push(await peerRun(bull, results, 'unpaced', unpaced), await peerRun(bull, results, 'paced', paced));
+  await bull.stop();
+} else report(`bullmq: skipped (Redis at ${redisHost}:${redisPort} refused the connection)`);
+if (results) {
+  await results.end();
+  await onPostgresServer(pg.Client, pgBase, `DROP DATABASE IF EXISTS ${DB} WITH (FORCE)`);
+}
 
 // ---- ours: statements per job, from the general log --------------------------------------------------------
 async function loggedWindow(way: 'http' | 'inproc'): Promise<{ report: PathReport; complete: boolean }> {
@@ -155,70 +217,14 @@ function printPaths(way: string, r: { report: PathReport; complete: boolean }) {
 
 if (logJobs > 0) for (const way of ['http', 'inproc'] as const) printPaths(way, await loggedWindow(way));
 
-// ---- peers ------------------------------------------------------------------------------------------------
-function portOpen(hostName: string, port: number): Promise<boolean> {
-  return new Promise((resolve) => {
-    const socket = createConnection({ host: hostName, port });
-    socket.once('connect', () => { socket.destroy(); resolve(true); });
-    socket.once('error', () => resolve(false));
-  });
-}
-
-async function peerRun(system: PeerSystem, results: pg.Pool, mode: RunFigures['mode'], plan: LoadPlan): Promise<RunFigures> {
-  system.timings.started.clear();
-  system.timings.done.clear();
-  const runId = `${system.name}-${mode}`;
-  const keys: string[] = [];
-  const load = await offerLoad(plan, async (i) => {
-    keys[i] = `${runId}-${i}`;
-    await system.submit({ key: keys[i], runId, i });
-  });
-  await waitForDone(system.timings, plan.jobs);
-  const { rows: [row] } = await results.query<{ n: string }>('SELECT COUNT(*) AS n FROM peer_result WHERE job_key LIKE $1', [`${runId}-%`]);
-  const done = keys.map((k) => system.timings.done.get(k) ?? NaN);
-  const f: RunFigures = {
-    system: system.name, mode, jobs: plan.jobs, succeeded: Number(row?.n ?? 0),
-    jobsPerSecond: plan.jobs / ((Math.max(...done) - load.firstSentMs) / 1000),
-    submitPerSecond: plan.jobs / ((load.lastReturnedMs - load.firstSentMs) / 1000), offeredPerSecond: plan.ratePerSecond,
-    toStartMs: keys.map((k, i) => (system.timings.started.get(k) ?? NaN) - load.sentMs[i]!),
-    toDoneMs: done.map((d, i) => d - load.sentMs[i]!),
-  };
-  report(formatFigures(f));
-  return f;
-}
-
-const peerFigures: RunFigures[] = [];
-const pgUp = await portOpen(new URL(pgBase).hostname, Number(new URL(pgBase).port || 5432));
-const pgUrl = `${pgBase}/${DB}`;
-if (!pgUp) {
-  report(`graphile-worker: skipped (PostgreSQL at ${pgBase} refused the connection)`);
-  report('bullmq: skipped (its result rows go to PostgreSQL, which is absent)');
-} else {
-  await onPostgresServer(pg.Client, pgBase, `DROP DATABASE IF EXISTS ${DB}`);
-  await onPostgresServer(pg.Client, pgBase, `CREATE DATABASE ${DB}`);
-  const pgPool = new pg.Pool({ connectionString: pgUrl, max: 2 });
-  await pgPool.query(PEER_TABLES_SQL);
-  const graphile = await startGraphilePeer({ databaseUrl: pgUrl, mockAiUrl: endpoints.mockAiUrl, concurrency: peerConcurrency, clients });
-  peerFigures.push(await peerRun(graphile, pgPool, 'unpaced', unpaced), await peerRun(graphile, pgPool, 'paced', paced));
-  await graphile.stop();
-  if (await portOpen(redisHost, Number(redisPort))) {
-    const bull = await startBullmqPeer({ databaseUrl: pgUrl, mockAiUrl: endpoints.mockAiUrl, redis: { host: redisHost, port: Number(redisPort) }, concurrency: peerConcurrency });
-    peerFigures.push(await peerRun(bull, pgPool, 'unpaced', unpaced), await peerRun(bull, pgPool, 'paced', paced));
-    await bull.stop();
-  } else report(`bullmq: skipped (Redis at ${redisHost}:${redisPort} refused the connection)`);
-  await pgPool.end();
-  await onPostgresServer(pg.Client, pgBase, `DROP DATABASE IF EXISTS ${DB} WITH (FORCE)`);
-}
-
 emulators.kill('SIGTERM');
 await admin.query(`DROP DATABASE IF EXISTS ${DB}`);
 await admin.end();
 
 // ---- summary ----------------------------------------------------------------------------------------------
 report('summary (jobs/s; start and done p50 ms):');
-for (const f of [...oursFiguresAll, ...peerFigures]) {
+for (const f of figures) {
   report(`  ${f.system.padEnd(16)} ${f.mode.padEnd(7)} ${f.jobsPerSecond.toFixed(1).padStart(7)}  start ${percentile(f.toStartMs, 50).toFixed(1).padStart(7)}  done ${percentile(f.toDoneMs, 50).toFixed(1).padStart(7)}`);
 }
-const graphileUnpaced = peerFigures.find((f) => f.system === 'graphile-worker' && f.mode === 'unpaced');
 console.log(`peer_ratio=${graphileUnpaced ? (httpUnpaced.jobsPerSecond / graphileUnpaced.jobsPerSecond).toFixed(2) : 'n/a'}`);
 console.log(`handoff_p50_ms=${percentile(httpPaced.toStartMs, 50).toFixed(1)}`);
