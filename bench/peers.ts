@@ -54,7 +54,7 @@ import { formatFigures, offerLoad, percentile, type LoadPlan, type RunFigures } 
 import { globalStatus, oursFigures, startOursHost, submitOverHttp, waitForOutboxSettled, waitForOursIdle } from './peers/ours.ts';
 import { withStatementLog } from './peers/statement-log.ts';
 import { classifyLogRows, PATH_NOTES, PATHS, type PathReport } from './peers/statement-paths.ts';
-import { onPostgresServer, PEER_TABLES_SQL, waitForDone } from './peers/peer-task.ts';
+import { dropPostgresDatabase, onPostgresServer, PEER_TABLES_SQL, waitForDone } from './peers/peer-task.ts';
 import type { PeerSystem } from './peers/peer-system.ts';
 import { startGraphilePeer } from './peers/graphile-peer.ts';
 import { startBullmqPeer } from './peers/bullmq-peer.ts';
@@ -87,9 +87,10 @@ const pgUp = await portOpen(new URL(pgBase).hostname, Number(new URL(pgBase).por
 const pgUrl = `${pgBase}/${DB}`;
 let results: pg.Pool | undefined;
 if (pgUp) {
-  await onPostgresServer(pg.Client, pgBase, `DROP DATABASE IF EXISTS ${DB}`);
+  await dropPostgresDatabase(pg.Client, pgBase, DB);
   await onPostgresServer(pg.Client, pgBase, `CREATE DATABASE ${DB}`);
   results = new pg.Pool({ connectionString: pgUrl, max: 2 });
+  results.on('error', (err) => console.error(`peer results pool: ${err.message}`));
   await results.query(PEER_TABLES_SQL);
 }
 
@@ -176,7 +177,7 @@ else if (await portOpen(redisHost, Number(redisPort))) {
 } else report(`bullmq: skipped (Redis at ${redisHost}:${redisPort} refused the connection)`);
 if (results) {
   await results.end();
-  await onPostgresServer(pg.Client, pgBase, `DROP DATABASE IF EXISTS ${DB} WITH (FORCE)`);
+  await dropPostgresDatabase(pg.Client, pgBase, DB);
 }
 
 // ---- ours: statements per job, from the general log --------------------------------------------------------

@@ -60,6 +60,26 @@ export async function waitForDone(timings: PeerTimings, n: number, timeoutMs = 3
   }
 }
 
+/**
+ * Drops the database once the sessions of pools just ended have gone (pg-pool's end() resolves before its
+ * sockets close; a forced drop would kill them mid-goodbye), forcing it after 5 s.
+ */
+export async function dropPostgresDatabase(Client: typeof pg.Client, baseUrl: string, database: string): Promise<void> {
+  const client = new Client({ connectionString: `${baseUrl}/postgres` });
+  await client.connect();
+  try {
+    const deadline = Date.now() + 5_000;
+    while (Date.now() < deadline) {
+      const { rows: [row] } = await client.query<{ n: string }>('SELECT COUNT(*) AS n FROM pg_stat_activity WHERE datname = $1', [database]);
+      if (Number(row?.n) === 0) break;
+      await new Promise((r) => setTimeout(r, 50));
+    }
+    await client.query(`DROP DATABASE IF EXISTS ${database} WITH (FORCE)`);
+  } finally {
+    await client.end();
+  }
+}
+
 /** Runs `sql` on a fresh client of the server's `postgres` database (CREATE/DROP DATABASE). */
 export async function onPostgresServer(Client: typeof pg.Client, baseUrl: string, sql: string): Promise<void> {
   const client = new Client({ connectionString: `${baseUrl}/postgres` });
