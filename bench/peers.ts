@@ -1,0 +1,231 @@
+/**
+ * `npm run bench:peers`: per-job cost of our engine against the queues our users would otherwise pick (issue 16).
+ *
+ * Workload, the same for every system: BENCH_JOBS jobs (1000) submitted by BENCH_CLIENTS concurrent clients (4);
+ * each job calls the one shared OpenAI-compatible mock (no latency; fauxqs and the mock run in a child process,
+ * bench/emulators.ts) with our feynman_evaluation prompt and writes one result row. Systems:
+ * - `ours-http`: POST /api/ai/feynman-evaluations on the local runtime (local JWTs, 250 users); the projection
+ *   writes the FeynmanEvaluation row. The runtime runs in a child process (bench/peers/ours-host.ts).
+ * - `ours-inproc`: createJob (lib/jobs/create-job.ts, what the API route calls after its limit and credential
+ *   checks) called in the runtime's process — no HTTP, JWT, limits or credential lookup — with the same
+ *   dispatcher and consumers running.
+ * - `graphile-worker` (PostgreSQL 127.0.0.1:5432, database aijobs_bench_peers, created and dropped here):
+ *   business row + add_job in one transaction; the task writes its result row in the same database.
+ * - `bullmq` (Redis 127.0.0.1:6379, own queue and prefix, obliterated after): queue.add; the worker writes its
+ *   result row to the same PostgreSQL database. Peers run in this process (enqueue is a library call).
+ * A peer whose server refuses connections is skipped (printed). Peer workers: BENCH_PEER_CONCURRENCY (10).
+ *
+ * Each system runs unpaced (clients submit as fast as each submission returns) and paced (job i offered at
+ * start + i / rate, rate = ours-http's unpaced submit rate, or BENCH_RATE). Order: ours-http unpaced, graphile-worker
+ * unpaced and paced, ours-http paced, ours-inproc unpaced and paced, BullMQ unpaced and paced, then the
+ * statement windows: each ratio's two runs back to back, as the machine's load drifts between runs.
+ * Figures: jobs/s = jobs ÷ (first submission → last job done); submit→start and submit→done p50/p99.
+ * Clocks — ours: submit = the job row's createdAt, start = startedAt, done = finishedAt, all from the runtime's
+ * Node clock (ms, DATETIME(3)) and subtracted in SQL; createdAt is taken inside createJob, so for ours-http the
+ * HTTP/JWT/limit work before it is in jobs/s but not in submit→start. Peers: submit = client Node clock just
+ * before the enqueue call, start = handler entry, done = after the result INSERT returned (sub-ms Node clock,
+ * same process).
+ *
+ * Ours only — statements per job by path: a separate window of BENCH_LOG_JOBS (200) jobs per way in, with
+ * MariaDB's general log on (table output, shared under the tests' holder protocol) and the runtime connected
+ * as a user of its own; each transaction or autocommit statement is classified by the SQL it sends
+ * (bench/peers/statement-paths.ts); the window closes once the jobs are done and their terminal events are
+ * published (the scheduled dispatcher, every 2 s). Handler_commit per job is the SHOW GLOBAL STATUS delta over each timed run
+ * (server-wide: other clients of the server inflate it).
+ *
+ * BENCH_CPU_PROF=<dir>: CPU profile (node:inspector, in the runtime's process) of the ours-http unpaced run,
+ * written to <dir>/ours-http-unpaced-<time>.cpuprofile; read it with `npm run bench:profile-top -- <file>`.
+ * Env: DATABASE_URL (MariaDB server), BENCH_PG_URL (postgres://postgres@127.0.0.1:5432), BENCH_REDIS (127.0.0.1:6379).
+ * Last two lines: peer_ratio=<ours-http jobs/s ÷ graphile-worker jobs/s> and handoff_p50_ms=<ours-http paced,
+ * createdAt → startedAt p50>.
+ */
+import { spawn } from 'node:child_process';
+import { once } from 'node:events';
+import { mkdir, writeFile } from 'node:fs/promises';
+import { createConnection } from 'node:net';
+import { join } from 'node:path';
+import { createInterface } from 'node:readline';
+import { fileURLToPath } from 'node:url';
+import mysql from 'mysql2/promise';
+import pg from 'pg';
+import { databaseUrlFromEnv, parseDatabaseUrl, withDatabase } from '../lib/db/database-url.ts';
+import { migrateDatabase } from '../lib/db/migrator.ts';
+import { formatFigures, offerLoad, percentile, type LoadPlan, type RunFigures } from './peers/load.ts';
+import { globalStatus, oursFigures, startOursHost, submitOverHttp, waitForOutboxSettled, waitForOursIdle } from './peers/ours.ts';
+import { withStatementLog } from './peers/statement-log.ts';
+import { classifyLogRows, PATH_NOTES, PATHS, type PathReport } from './peers/statement-paths.ts';
+import { dropPostgresDatabase, onPostgresServer, PEER_TABLES_SQL, waitForDone } from './peers/peer-task.ts';
+import type { PeerSystem } from './peers/peer-system.ts';
+import { startGraphilePeer } from './peers/graphile-peer.ts';
+import { startBullmqPeer } from './peers/bullmq-peer.ts';
+
+const env = process.env;
+const jobs = Number(env.BENCH_JOBS ?? 1000);
+const clients = Number(env.BENCH_CLIENTS ?? 4);
+const peerConcurrency = Number(env.BENCH_PEER_CONCURRENCY ?? 10);
+const logJobs = Number(env.BENCH_LOG_JOBS ?? 200);
+const USERS = 250;
+const DB = 'aijobs_bench_peers';
+const pgBase = (env.BENCH_PG_URL ?? 'postgres://postgres@127.0.0.1:5432').replace(/\/+$/, '');
+const [redisHost = '127.0.0.1', redisPort = '6379'] = (env.BENCH_REDIS ?? '127.0.0.1:6379').split(':');
+
+const serverUrl = databaseUrlFromEnv();
+const url = withDatabase(serverUrl, DB);
+const s = parseDatabaseUrl(url);
+const admin = await mysql.createConnection({ host: s.host, port: s.port, user: s.user, password: s.password, multipleStatements: true });
+await admin.query(`DROP DATABASE IF EXISTS ${DB}`);
+await migrateDatabase(url);
+const emulators = spawn(process.execPath, ['--import', 'tsx', fileURLToPath(new URL('./emulators.ts', import.meta.url))], { stdio: ['ignore', 'pipe', 'inherit'] });
+const endpoints = JSON.parse((await once(createInterface({ input: emulators.stdout! }), 'line'))[0] as string) as { sqsEndpoint: string; mockAiUrl: string };
+const report = (line: string) => console.log(line);
+report(`peers bench: jobs=${jobs} clients=${clients} peer_concurrency=${peerConcurrency} log_jobs=${logJobs} (${new Date().toISOString()})`);
+
+// ---- setup: our runtime host, the peers' PostgreSQL database ----------------------------------------------
+const host = await startOursHost(`${url}?connectionLimit=20`, endpoints);
+const tokens = await host.request<string[]>({ cmd: 'tokens', users: USERS });
+const pgUp = await portOpen(new URL(pgBase).hostname, Number(new URL(pgBase).port || 5432));
+const pgUrl = `${pgBase}/${DB}`;
+let results: pg.Pool | undefined;
+if (pgUp) {
+  await dropPostgresDatabase(pg.Client, pgBase, DB);
+  await onPostgresServer(pg.Client, pgBase, `CREATE DATABASE ${DB}`);
+  results = new pg.Pool({ connectionString: pgUrl, max: 2 });
+  results.on('error', (err) => console.error(`peer results pool: ${err.message}`));
+  await results.query(PEER_TABLES_SQL);
+}
+
+/** One timed run of ours; `submit` drives the clients and returns the job ids. */
+async function oursRun(system: string, mode: RunFigures['mode'], plan: LoadPlan, submit: () => Promise<{ load: { firstSentMs: number; lastReturnedMs: number }; ids: string[] }>) {
+  const commitsBefore = await globalStatus(admin, 'Handler_commit');
+  const { load, ids } = await submit();
+  await waitForOursIdle(admin, DB);
+  const commitsPerJob = (await globalStatus(admin, 'Handler_commit') - commitsBefore) / plan.jobs;
+  const submitPerSecond = plan.jobs / ((load.lastReturnedMs - load.firstSentMs) / 1000);
+  const f = await oursFigures(admin, DB, ids, { system, mode, submitPerSecond, offeredPerSecond: plan.ratePerSecond });
+  const logged = [...host.takeLogCounts()].map(([message, n]) => `; runtime log ${n}× ${message}`).join('');
+  f.note = `Handler_commit/job=${commitsPerJob.toFixed(1)} server-wide${logged}`;
+  report(formatFigures(f));
+  await waitForOutboxSettled(admin, DB);
+  return f;
+}
+
+const http = (plan: LoadPlan, runId: string) => () => submitOverHttp(host, tokens, plan, runId);
+const inproc = (plan: LoadPlan, runId: string) => () => host.request<{ load: { firstSentMs: number; lastReturnedMs: number }; ids: string[] }>({ cmd: 'inproc', plan, runId, users: USERS });
+
+async function peerRun(system: PeerSystem, results: pg.Pool, mode: RunFigures['mode'], plan: LoadPlan): Promise<RunFigures> {
+  system.timings.started.clear();
+  system.timings.done.clear();
+  const runId = `${system.name}-${mode}`;
+  const keys: string[] = [];
+  const load = await offerLoad(plan, async (i) => {
+    keys[i] = `${runId}-${i}`;
+    await system.submit({ key: keys[i], runId, i });
+  });
+  await waitForDone(system.timings, plan.jobs);
+  const { rows: [row] } = await results.query<{ n: string }>('SELECT COUNT(*) AS n FROM peer_result WHERE job_key LIKE $1', [`${runId}-%`]);
+  const done = keys.map((k) => system.timings.done.get(k) ?? NaN);
+  const f: RunFigures = {
+    system: system.name, mode, jobs: plan.jobs, succeeded: Number(row?.n ?? 0),
+    jobsPerSecond: plan.jobs / ((Math.max(...done) - load.firstSentMs) / 1000),
+    submitPerSecond: plan.jobs / ((load.lastReturnedMs - load.firstSentMs) / 1000), offeredPerSecond: plan.ratePerSecond,
+    toStartMs: keys.map((k, i) => (system.timings.started.get(k) ?? NaN) - load.sentMs[i]!),
+    toDoneMs: done.map((d, i) => d - load.sentMs[i]!),
+  };
+  report(formatFigures(f));
+  return f;
+}
+
+function portOpen(hostName: string, port: number): Promise<boolean> {
+  return new Promise((resolve) => {
+    const socket = createConnection({ host: hostName, port });
+    socket.once('connect', () => { socket.destroy(); resolve(true); });
+    socket.once('error', () => resolve(false));
+  });
+}
+
+// ---- timed runs: ours-http unpaced and graphile-worker unpaced back to back (the peer_ratio pair), then
+// graphile-worker and ours-http paced (the handoff pair), so the shared machine's load drifts least between them.
+const figures: RunFigures[] = [];
+const unpaced: LoadPlan = { jobs, clients };
+const profileDir = env.BENCH_CPU_PROF;
+if (profileDir) await host.request({ cmd: 'profile-start' });
+const httpUnpaced = await oursRun('ours-http', 'unpaced', unpaced, http(unpaced, 'hu'));
+if (profileDir) {
+  await mkdir(profileDir, { recursive: true });
+  const file = await host.request<string>({ cmd: 'profile-stop', file: join(profileDir, `ours-http-unpaced-${Date.now()}.cpuprofile`) });
+  report(`cpu profile (runtime process, ours-http unpaced): ${file}`);
+}
+const rate = Number(env.BENCH_RATE) || httpUnpaced.submitPerSecond;
+const paced: LoadPlan = { jobs, clients, ratePerSecond: rate };
+let graphileUnpaced: RunFigures | undefined;
+if (results) {
+  const graphile = await startGraphilePeer({ databaseUrl: pgUrl, mockAiUrl: endpoints.mockAiUrl, concurrency: peerConcurrency, clients });
+  graphileUnpaced = await peerRun(graphile, results, 'unpaced', unpaced);
+  figures.push(graphileUnpaced, await peerRun(graphile, results, 'paced', paced));
+  await graphile.stop();
+} else report(`graphile-worker: skipped (PostgreSQL at ${pgBase} refused the connection)`);
+const httpPaced = await oursRun('ours-http', 'paced', paced, http(paced, 'hp'));
+figures.unshift(httpUnpaced, httpPaced,
+  await oursRun('ours-inproc', 'unpaced', unpaced, inproc(unpaced, 'iu')),
+  await oursRun('ours-inproc', 'paced', paced, inproc(paced, 'ip')));
+await host.stop();
+if (!results) report('bullmq: skipped (its result rows go to PostgreSQL, which is absent)');
+else if (await portOpen(redisHost, Number(redisPort))) {
+  const bull = await startBullmqPeer({ databaseUrl: pgUrl, mockAiUrl: endpoints.mockAiUrl, redis: { host: redisHost, port: Number(redisPort) }, concurrency: peerConcurrency });
+  figures.push(await peerRun(bull, results, 'unpaced', unpaced), await peerRun(bull, results, 'paced', paced));
+  await bull.stop();
+} else report(`bullmq: skipped (Redis at ${redisHost}:${redisPort} refused the connection)`);
+if (results) {
+  await results.end();
+  await dropPostgresDatabase(pg.Client, pgBase, DB);
+}
+
+// ---- ours: statements per job, from the general log --------------------------------------------------------
+async function loggedWindow(way: 'http' | 'inproc'): Promise<{ report: PathReport; complete: boolean }> {
+  const window = await withStatementLog(admin, DB, (user, password) => `mysql://${user}:${password}@${s.host}:${s.port}/${DB}?connectionLimit=20`,
+    async (loggedUrl, marks) => {
+      const logged = await startOursHost(loggedUrl, endpoints);
+      try {
+        const plan = { jobs: logJobs, clients };
+        const loggedTokens = way === 'http' ? await logged.request<string[]>({ cmd: 'tokens', users: USERS }) : [];
+        await marks.start();
+        if (way === 'http') await submitOverHttp(logged, loggedTokens, plan, 'lh');
+        else await logged.request({ cmd: 'inproc', plan, runId: 'li', users: USERS });
+        await waitForOursIdle(admin, DB);
+        await waitForOutboxSettled(admin, DB);
+        await marks.end();
+      } finally {
+        await logged.stop();
+      }
+    });
+  const classified = classifyLogRows(window.rows, DB);
+  if (env.BENCH_SQL_DUMP) await writeFile(`${env.BENCH_SQL_DUMP}.${way}`, classified.units.map((u) => `${u.path}\t${u.sql}`).join('\n'));
+  return { report: classified, complete: window.complete };
+}
+
+function printPaths(way: string, r: { report: PathReport; complete: boolean }) {
+  const per = (n: number) => (n / logJobs).toFixed(2).padStart(8);
+  report(`ours-${way} statements per job by path (general log, ${logJobs} jobs${r.complete ? '' : ', INCOMPLETE: the log was switched off during the window'}):`);
+  report(`  ${'path'.padEnd(10)} ${'write_tx'.padStart(8)} ${'read_tx'.padStart(8)} ${'stmts'.padStart(8)} ${'trips'.padStart(8)}  what`);
+  const total = { writeTransactions: 0, readUnits: 0, statements: 0, roundTrips: 0 };
+  for (const path of PATHS) {
+    const c = r.report.counts[path];
+    for (const k of Object.keys(total) as (keyof typeof total)[]) total[k] += c[k];
+    report(`  ${path.padEnd(10)} ${per(c.writeTransactions)} ${per(c.readUnits)} ${per(c.statements)} ${per(c.roundTrips)}  ${PATH_NOTES[path]}`);
+  }
+  report(`  ${'total'.padEnd(10)} ${per(total.writeTransactions)} ${per(total.readUnits)} ${per(total.statements)} ${per(total.roundTrips)}`);
+}
+
+if (logJobs > 0) for (const way of ['http', 'inproc'] as const) printPaths(way, await loggedWindow(way));
+
+emulators.kill('SIGTERM');
+await admin.query(`DROP DATABASE IF EXISTS ${DB}`);
+await admin.end();
+
+// ---- summary ----------------------------------------------------------------------------------------------
+report('summary (jobs/s; start and done p50 ms):');
+for (const f of figures) {
+  report(`  ${f.system.padEnd(16)} ${f.mode.padEnd(7)} ${f.jobsPerSecond.toFixed(1).padStart(7)}  start ${percentile(f.toStartMs, 50).toFixed(1).padStart(7)}  done ${percentile(f.toDoneMs, 50).toFixed(1).padStart(7)}`);
+}
+console.log(`peer_ratio=${graphileUnpaced ? (httpUnpaced.jobsPerSecond / graphileUnpaced.jobsPerSecond).toFixed(2) : 'n/a'}`);
+console.log(`handoff_p50_ms=${percentile(httpPaced.toStartMs, 50).toFixed(1)}`);

@@ -1,0 +1,98 @@
+/**
+ * `npm run bench:profile-top -- <file.cpuprofile> [N]`: where a V8 CPU profile (from `--cpu-prof`, or
+ * bench/peers.ts with BENCH_CPU_PROF) spends its time. Prints the top N (default 15) functions by self time and
+ * by inclusive time, then the same two views grouped by origin: `pkg:<name>` for node_modules/<name> (scoped
+ * names kept whole), `ours:<path>` for this repository's files, `node:` for Node's internals, `wasm` for
+ * WebAssembly (here: Prisma's query compiler), `(native)` for built-ins without a script (socket writes,
+ * microtask runs), and V8's own entries ((garbage collector), (program), (idle)). Inclusive figures of `node:`
+ * and `(native)` are near 100% (every async stack starts there) and say little.
+ *
+ * Time per sample is the gap to the next sample (the last one gets the mean gap). Inclusive time counts a
+ * sample once per function (or group) on its stack, however often it recurs. Percentages are of busy time
+ * (everything but (idle)).
+ */
+import { readFile } from 'node:fs/promises';
+import { fileURLToPath } from 'node:url';
+
+interface CallFrame { functionName: string; url: string; lineNumber: number; columnNumber: number }
+interface ProfileNode { id: number; callFrame: CallFrame; children?: number[] }
+interface CpuProfile { nodes: ProfileNode[]; samples: number[]; timeDeltas: number[] }
+
+const REPO_ROOT = fileURLToPath(new URL('..', import.meta.url));
+
+/** Where a frame's code comes from (see the module comment). */
+export function originOf(url: string, functionName: string): string {
+  if (!url) return functionName.startsWith('(') ? functionName : '(native)';
+  if (url.startsWith('node:')) return 'node:';
+  if (url.startsWith('wasm://')) return 'wasm';
+  const path = url.startsWith('file://') ? fileURLToPath(url) : url;
+  const pkg = /node_modules\/((?:@[^/]+\/)?[^/]+)\/(?!.*node_modules\/)/.exec(path);
+  if (pkg) return `pkg:${pkg[1]}`;
+  return path.startsWith(REPO_ROOT) ? `ours:${path.slice(REPO_ROOT.length)}` : path;
+}
+
+function frameName(f: CallFrame): string {
+  const origin = f.url.startsWith('node:') || f.url.startsWith('wasm://') ? f.url : originOf(f.url, f.functionName).replace(/^ours:/, '');
+  const where = f.url ? ` ${origin}:${f.lineNumber + 1}` : '';
+  return `${f.functionName || '(anonymous)'}${where}`;
+}
+
+export interface Totals { self: Map<string, number>; inclusive: Map<string, number>; busyUs: number; totalUs: number }
+
+/** Self and inclusive microseconds per key, `keyOf` mapping a frame to a function or a group. */
+export function tally(profile: CpuProfile, keyOf: (f: CallFrame) => string): Totals {
+  const byId = new Map(profile.nodes.map((n) => [n.id, n]));
+  const parent = new Map<number, number>();
+  for (const n of profile.nodes) for (const c of n.children ?? []) parent.set(c, n.id);
+  const gaps = profile.timeDeltas.slice(1);
+  const meanGap = gaps.length ? gaps.reduce((a, b) => a + b, 0) / gaps.length : 0;
+  const self = new Map<string, number>();
+  const inclusive = new Map<string, number>();
+  let busyUs = 0;
+  let totalUs = 0;
+  profile.samples.forEach((id, i) => {
+    const us = profile.timeDeltas[i + 1] ?? meanGap;
+    const node = byId.get(id);
+    if (!node) return;
+    totalUs += us;
+    if (node.callFrame.functionName === '(idle)') return;
+    busyUs += us;
+    const key = keyOf(node.callFrame);
+    self.set(key, (self.get(key) ?? 0) + us);
+    const seen = new Set<string>();
+    for (let at: number | undefined = id; at !== undefined; at = parent.get(at)) {
+      const frame = byId.get(at)!.callFrame;
+      if (frame.functionName === '(root)') continue;
+      const k = keyOf(frame);
+      if (seen.has(k)) continue;
+      seen.add(k);
+      inclusive.set(k, (inclusive.get(k) ?? 0) + us);
+    }
+  });
+  return { self, inclusive, busyUs, totalUs };
+}
+
+function printTop(title: string, values: Map<string, number>, busyUs: number, n: number): void {
+  console.log(title);
+  const rows = [...values].sort((a, b) => b[1] - a[1]).slice(0, n);
+  rows.forEach(([key, us], i) => {
+    console.log(`  ${String(i + 1).padStart(2)}. ${(us / 1000).toFixed(1).padStart(9)} ms ${((100 * us) / busyUs).toFixed(1).padStart(5)}%  ${key}`);
+  });
+}
+
+if (process.argv[1] && fileURLToPath(import.meta.url) === process.argv[1]) {
+  const [file, count] = process.argv.slice(2);
+  if (!file) {
+    console.error('usage: npm run bench:profile-top -- <file.cpuprofile> [N]');
+    process.exit(2);
+  }
+  const n = Number(count ?? 15);
+  const profile = JSON.parse(await readFile(file, 'utf8')) as CpuProfile;
+  const byFunction = tally(profile, frameName);
+  const byOrigin = tally(profile, (f) => originOf(f.url, f.functionName));
+  console.log(`${file}: ${(byFunction.totalUs / 1000).toFixed(0)} ms sampled, ${(byFunction.busyUs / 1000).toFixed(0)} ms busy (not idle), ${profile.samples.length} samples`);
+  printTop(`top ${n} functions by self time:`, byFunction.self, byFunction.busyUs, n);
+  printTop(`top ${n} functions by inclusive time:`, byFunction.inclusive, byFunction.busyUs, n);
+  printTop(`top ${n} origins by self time (pkg:<node_modules package>, ours:<file>, node:, V8):`, byOrigin.self, byOrigin.busyUs, n);
+  printTop(`top ${n} origins by inclusive time:`, byOrigin.inclusive, byOrigin.busyUs, n);
+}
