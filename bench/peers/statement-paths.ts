@@ -18,9 +18,9 @@ export type EnginePath = (typeof PATHS)[number];
 
 /** What each path covers, for the printed table. */
 export const PATH_NOTES: Record<EnginePath, string> = {
-  create: 'API limits + credential lookup, create tx (job, transition, snapshot, outbox)',
-  dispatch: 'eager dispatch: claim by id, job read, settle published',
-  lock: 'lock tx (running, lease, transition)',
+  create: 'API preflight (limits, replay, user key), create tx (job, transition, snapshot, outbox)',
+  dispatch: 'eager dispatch: claim (when not born claimed), job read, settle published',
+  lock: 'lock tx (running, lease, transition, job and snapshot read back)',
   run: 'reads around the provider call (job, snapshot, fence checks)',
   progress: 'progress updates',
   heartbeat: 'lease extension, cancel polls',
@@ -33,7 +33,7 @@ export const PATH_NOTES: Record<EnginePath, string> = {
 /** Ordered: the first match wins. */
 const PATH_RULES: readonly { path: EnginePath; pattern: RegExp }[] = [
   { path: 'other', pattern: /\b(AiUsageDaily|AiUsageUserDaily|AiJobFinishedHourly|AiJobFinishedTotal|AiRollupWatermark)\b/ },
-  { path: 'create', pattern: /INSERT INTO AiJob \(|\bUserModelCredential\b|SELECT COUNT\(\*\) AS _count\$_all FROM \(SELECT AiJob\.id FROM AiJob WHERE \(AiJob\.userId|AiJob\.idempotencyKey = / },
+  { path: 'create', pattern: /INSERT INTO AiJob \(|\bUserModelCredential\b|SELECT COUNT\(\*\) AS _count\$_all FROM \(SELECT AiJob\.id FROM AiJob WHERE \(AiJob\.userId|AiJob\.idempotencyKey = |^SELECT \(SELECT COUNT\(\*\) FROM AiJob WHERE userId = / },
   { path: 'project', pattern: /\b(FeynmanEvaluation|AiJobArtifact)\b|\bfinishedAt = / },
   { path: 'lock', pattern: /leaseVersion = leaseVersion \+ 1/ },
   { path: 'usage', pattern: /\bAiUsageLog\b/ },

@@ -8,10 +8,10 @@ import type { PromptTemplate } from '../ai/prompts/prompt-template.ts';
 import type { AiJob, Prisma } from '../db/client.ts';
 import { newId } from '../db/ids.ts';
 import { defineJob } from '../jobs/definition.ts';
-import type { ArtifactRef, ProjectionContext, ResultProjector } from '../jobs/projector.ts';
+import type { ArtifactRef, ProjectionContext, ResultProjector, RowProjection } from '../jobs/projector.ts';
 import { LEARNER_CONTENT } from './presets.ts';
 import type { JobTypeModule } from './job-type-module.ts';
-import { artifactRefs, readSnapshotInput } from './projection-input.ts';
+import { artifactRefs, parseProjectionInput, readSnapshotInput } from './projection-input.ts';
 import { excerpt, readLabelledLine, readTaggedBlock, taggedBlock, taskLine } from './prompt-text.ts';
 
 const JOB_TYPE = 'feynman_evaluation';
@@ -78,22 +78,34 @@ export const feynmanEvaluationPrompt: PromptTemplate<FeynmanEvaluationInput> = {
   render: (input) => [`Concept: ${input.concept}`, "Learner's explanation:", taggedBlock('explanation', input.explanation)].join('\n'),
 };
 
-/** Writes the job's one `FeynmanEvaluation` row; a repeated projection returns the existing row's reference. */
+/** The job's one `FeynmanEvaluation` row (JSON columns as values; SQL rows stringify them). */
+function evaluationRow(job: AiJob, output: FeynmanEvaluationOutput, input: FeynmanEvaluationInput) {
+  return {
+    id: newId(), jobId: job.id, userId: job.userId, concept: input.concept,
+    score: output.score, gaps: output.gaps, feedback: output.feedback, createdAt: new Date(),
+  };
+}
+
+/**
+ * Writes the job's one `FeynmanEvaluation` row; a repeated projection returns the existing row's reference.
+ * `rows` says the same write as a row, for the engine's one-round-trip projection.
+ */
 export const feynmanEvaluationProjector: ResultProjector<FeynmanEvaluationOutput> = {
   key: JOB_TYPE,
   async project(tx: Prisma.TransactionClient, job: AiJob, output: FeynmanEvaluationOutput, context?: ProjectionContext): Promise<ArtifactRef[]> {
     const existing = await tx.feynmanEvaluation.findUnique({ where: { jobId: job.id }, select: { id: true } });
     if (existing) return artifactRefs(FEYNMAN_ARTIFACT_TYPE, [{ id: existing.id, ordinal: 0 }]);
-    const input = await readSnapshotInput(tx, job, feynmanEvaluationInputSchema, context);
-    const id = newId();
+    const row = evaluationRow(job, output, await readSnapshotInput(tx, job, feynmanEvaluationInputSchema, context));
     // createMany: no read-back of the row we just wrote (create would SELECT it again).
-    await tx.feynmanEvaluation.createMany({
-      data: [{
-        id, jobId: job.id, userId: job.userId, concept: input.concept,
-        score: output.score, gaps: output.gaps, feedback: output.feedback,
-      }],
-    });
-    return artifactRefs(FEYNMAN_ARTIFACT_TYPE, [{ id, ordinal: 0 }]);
+    await tx.feynmanEvaluation.createMany({ data: [row] });
+    return artifactRefs(FEYNMAN_ARTIFACT_TYPE, [{ id: row.id, ordinal: 0 }]);
+  },
+  rows(job: AiJob, output: FeynmanEvaluationOutput, context: ProjectionContext): RowProjection {
+    const row = evaluationRow(job, output, parseProjectionInput(job, feynmanEvaluationInputSchema, context.input));
+    return {
+      rows: [{ table: FEYNMAN_ARTIFACT_TYPE, values: { ...row, gaps: JSON.stringify(row.gaps) } }],
+      refs: artifactRefs(FEYNMAN_ARTIFACT_TYPE, [{ id: row.id, ordinal: 0 }]),
+    };
   },
 };
 

@@ -12,10 +12,10 @@ import type { AiJob, Prisma } from '../db/client.ts';
 import { newId } from '../db/ids.ts';
 import { defineJob } from '../jobs/definition.ts';
 import { BusinessValidationError } from '../jobs/failures.ts';
-import type { ArtifactRef, ProjectionContext, ResultProjector } from '../jobs/projector.ts';
+import type { ArtifactRef, ProjectionContext, ResultProjector, RowProjection } from '../jobs/projector.ts';
 import { BACKGROUND_GENERATION, LEARNER_CONTENT } from './presets.ts';
 import type { JobTypeModule } from './job-type-module.ts';
-import { artifactRefs, readSnapshotInput } from './projection-input.ts';
+import { artifactRefs, parseProjectionInput, readSnapshotInput } from './projection-input.ts';
 import { excerpt, readLabelledInt, readTaggedBlock, sentencesOf, taggedBlock, taskLine } from './prompt-text.ts';
 
 const JOB_TYPE = 'flashcard_generation';
@@ -94,17 +94,29 @@ export const flashcardGenerationProjector: ResultProjector<FlashcardGenerationOu
   async project(tx: Prisma.TransactionClient, job: AiJob, output: FlashcardGenerationOutput, context?: ProjectionContext): Promise<ArtifactRef[]> {
     const existing = await tx.flashcard.findMany({ where: { jobId: job.id }, select: { id: true, ordinal: true } });
     if (existing.length > 0) return artifactRefs(FLASHCARD_ARTIFACT_TYPE, existing);
-    const input = await readSnapshotInput(tx, job, flashcardGenerationInputSchema, context);
-    if (output.cards.length > input.maxCards) {
-      throw new BusinessValidationError(`Job ${job.id}: the model wrote ${output.cards.length} cards, at most ${input.maxCards} were allowed`);
-    }
-    const rows = output.cards.map((card, ordinal) => ({
-      id: newId(), jobId: job.id, userId: job.userId, ordinal, front: card.front, back: card.back,
-    }));
+    const rows = cardRows(job, output, await readSnapshotInput(tx, job, flashcardGenerationInputSchema, context));
     await tx.flashcard.createMany({ data: rows });
     return artifactRefs(FLASHCARD_ARTIFACT_TYPE, rows);
   },
+  rows(job: AiJob, output: FlashcardGenerationOutput, context: ProjectionContext): RowProjection {
+    const rows = cardRows(job, output, parseProjectionInput(job, flashcardGenerationInputSchema, context.input));
+    return { rows: rows.map((values) => ({ table: FLASHCARD_ARTIFACT_TYPE, values })), refs: artifactRefs(FLASHCARD_ARTIFACT_TYPE, rows) };
+  },
 };
+
+/**
+ * One row per card.
+ * @throws BusinessValidationError when the model wrote more cards than the job's `maxCards`
+ */
+function cardRows(job: AiJob, output: FlashcardGenerationOutput, input: FlashcardGenerationInput) {
+  if (output.cards.length > input.maxCards) {
+    throw new BusinessValidationError(`Job ${job.id}: the model wrote ${output.cards.length} cards, at most ${input.maxCards} were allowed`);
+  }
+  const createdAt = new Date();
+  return output.cards.map((card, ordinal) => ({
+    id: newId(), jobId: job.id, userId: job.userId, ordinal, front: card.front, back: card.back, createdAt,
+  }));
+}
 
 /** A valid deck for the rendered message: one card per sentence of the source text, up to the maximum. */
 export function mockFlashcardGeneration(userMessage: string): FlashcardGenerationOutput {

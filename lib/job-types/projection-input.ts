@@ -26,6 +26,14 @@ export async function readSnapshotInput<I>(
     if (!snapshot) throw new InternalJobError(`Job ${job.id} (${job.jobType}) has no input snapshot to project with`);
     content = snapshot.content;
   }
+  return parseProjectionInput(job, schema, content);
+}
+
+/**
+ * The job's input (from the engine's context or a snapshot) parsed with the type's input schema.
+ * @throws InternalJobError when it no longer parses
+ */
+export function parseProjectionInput<I>(job: AiJob, schema: z.ZodType<I>, content: unknown): I {
   const parsed = schema.safeParse(content);
   if (!parsed.success) {
     throw new InternalJobError(`Input snapshot of job ${job.id} (${job.jobType}) does not parse with its input schema`, {

@@ -18,10 +18,10 @@ import type { AiJob, Prisma } from '../db/client.ts';
 import { newId } from '../db/ids.ts';
 import { defineJob } from '../jobs/definition.ts';
 import { BusinessValidationError } from '../jobs/failures.ts';
-import type { ArtifactRef, ProjectionContext, ResultProjector } from '../jobs/projector.ts';
+import type { ArtifactRef, ProjectionContext, ResultProjector, RowProjection } from '../jobs/projector.ts';
 import { BACKGROUND_GENERATION, LEARNER_CONTENT } from './presets.ts';
 import type { JobTypeModule } from './job-type-module.ts';
-import { artifactRefs, readSnapshotInput } from './projection-input.ts';
+import { artifactRefs, parseProjectionInput, readSnapshotInput } from './projection-input.ts';
 import { excerpt, readLabelledInt, readLabelledLine, readTaggedBlock, sentencesOf, taggedBlock, taskLine } from './prompt-text.ts';
 
 const JOB_TYPE = 'quiz_generation';
@@ -109,20 +109,36 @@ export const quizGenerationProjector: ResultProjector<QuizGenerationOutput> = {
     const existing = await tx.quizQuestion.findMany({ where: { jobId: job.id }, select: { id: true, ordinal: true } });
     if (existing.length > 0) return artifactRefs(QUIZ_ARTIFACT_TYPE, existing);
     assertAnswerIndexesInRange(job, output);
-    const input = await readSnapshotInput(tx, job, quizGenerationInputSchema, context);
-    if (output.questions.length !== input.count) {
-      throw new BusinessValidationError(
-        `Job ${job.id}: the model wrote ${output.questions.length} questions, ${input.count} were requested`,
-      );
-    }
-    const rows = output.questions.map((q, ordinal) => ({
-      id: newId(), jobId: job.id, userId: job.userId, ordinal, question: q.question, options: q.options,
-      answerIndex: q.answerIndex, explanation: q.explanation, difficulty: input.difficulty,
-    }));
+    const rows = questionRows(job, output, await readSnapshotInput(tx, job, quizGenerationInputSchema, context));
     await tx.quizQuestion.createMany({ data: rows });
     return artifactRefs(QUIZ_ARTIFACT_TYPE, rows);
   },
+  rows(job: AiJob, output: QuizGenerationOutput, context: ProjectionContext): RowProjection {
+    assertAnswerIndexesInRange(job, output);
+    const rows = questionRows(job, output, parseProjectionInput(job, quizGenerationInputSchema, context.input));
+    return {
+      rows: rows.map((row) => ({ table: QUIZ_ARTIFACT_TYPE, values: { ...row, options: JSON.stringify(row.options) } })),
+      refs: artifactRefs(QUIZ_ARTIFACT_TYPE, rows),
+    };
+  },
 };
+
+/**
+ * One row per question (JSON columns as values; SQL rows stringify them).
+ * @throws BusinessValidationError when the question count is not the one requested
+ */
+function questionRows(job: AiJob, output: QuizGenerationOutput, input: QuizGenerationInput) {
+  if (output.questions.length !== input.count) {
+    throw new BusinessValidationError(
+      `Job ${job.id}: the model wrote ${output.questions.length} questions, ${input.count} were requested`,
+    );
+  }
+  const createdAt = new Date();
+  return output.questions.map((q, ordinal) => ({
+    id: newId(), jobId: job.id, userId: job.userId, ordinal, question: q.question, options: q.options,
+    answerIndex: q.answerIndex, explanation: q.explanation, difficulty: input.difficulty, createdAt,
+  }));
+}
 
 /** @throws BusinessValidationError naming every question whose `answerIndex` is not a position in its `options` */
 function assertAnswerIndexesInRange(job: AiJob, output: QuizGenerationOutput): void {

@@ -5,6 +5,7 @@
  * projector failure rolls everything back.
  */
 import type { AiJob, Prisma } from '../db/client.ts';
+import type { SqlValue } from '../db/sql.ts';
 
 export interface ArtifactRef {
   /** The business table, e.g. `QuizQuestion`. */
@@ -19,6 +20,18 @@ export interface ProjectionContext {
   input: unknown;
 }
 
+/** One business row to insert: its table and its column values, ready for SQL (JSON columns as JSON text). */
+export interface ProjectedRow {
+  table: string;
+  values: Record<string, SqlValue>;
+}
+
+/** A projection said as rows to insert, and the artifact references to them. */
+export interface RowProjection {
+  rows: ProjectedRow[];
+  refs: ArtifactRef[];
+}
+
 export interface ResultProjector<O = unknown> {
   /** Matches `JobDefinition.projector`. */
   readonly key: string;
@@ -28,4 +41,10 @@ export interface ResultProjector<O = unknown> {
    * well-formed but unacceptable; they are not retried.
    */
   project(tx: Prisma.TransactionClient, job: AiJob, output: O, context?: ProjectionContext): Promise<ArtifactRef[]>;
+  /**
+   * Optional: the same projection as rows to insert, decided without the database (same checks, same
+   * BusinessValidationError). When present the engine writes them in the projection's one round trip on the
+   * raw pool (lib/engine/project.ts) instead of calling {@link project} in a Prisma transaction.
+   */
+  rows?(job: AiJob, output: O, context: ProjectionContext): RowProjection;
 }
