@@ -1,43 +1,33 @@
 /**
  * What AWS runs on its own, done locally: the scheduled dispatcher, reaper and maintenance (rollups and
- * retention) on intervals, and one poller per queue playing the Lambda SQS event source for the consumer handlers.
+ * retention) on intervals, and the consumers (./consumers.ts: one poller per queue playing the Lambda SQS event
+ * source for the consumer handler) on a worker thread of their own.
  */
-import { createSqsClient } from '../../config/aws.ts';
 import { getPrisma } from '../../db/client.ts';
 import type { DispatcherDeps } from '../../outbox/dispatcher-deps.ts';
 import { runDispatchCycle } from '../../outbox/dispatcher.ts';
-import { consumeBatch } from '../../engine/consumer.ts';
 import type { EngineDeps } from '../../engine/engine-deps.ts';
 import { reaperDepsFromEnv, runReaper } from '../../engine/reaper-run.ts';
 import { maintenanceDepsFromEnv, runMaintenance } from '../../maintenance/maintenance-run.ts';
-import { JOB_QUEUE_NAMES } from '../../queue/queue-definitions.ts';
 import type { LocalAws } from './local-aws.ts';
-import { startPoller, type Poller } from './queue-poller.ts';
+import type { LeaseTiming } from '../../engine/lease-keeper.ts';
+import { startConsumerThread, type Consumers } from './consumers.ts';
 
 export interface BackgroundWork {
   stop(): Promise<void>;
 }
 
-/** How long Ctrl-C waits for in-flight jobs; later ones are left to the reaper (their lease expires). */
-const SHUTDOWN_GRACE_MS = 15_000;
-
-const CONSUMER_CONCURRENCY = { interactive: 4, background: 2 } as const;
-
-export function startBackgroundWork(o: {
-  aws: LocalAws; engine: EngineDeps; dispatcher: DispatcherDeps; dispatchIntervalMs: number; reaperIntervalMs: number;
+/** Starts the timers (dispatcher, reaper, maintenance) on this thread and the consumers on a worker thread. */
+export async function startBackgroundWork(o: {
+  aws: LocalAws; dispatcher: DispatcherDeps; registry: EngineDeps['registry']; dispatchIntervalMs: number; reaperIntervalMs: number;
   maintenanceIntervalMs: number; log(line: string): void;
-}): BackgroundWork {
-  const sqs = createSqsClient();
+  consumerThread: { timing?: LeaseTiming };
+}): Promise<BackgroundWork> {
   const onError = (what: string) => (err: unknown) => o.log(`${what}: ${(err as Error).name}: ${(err as Error).message}`);
-  const pollers: Poller[] = JOB_QUEUE_NAMES.map((name) => {
-    const { queueUrl, queueArn } = o.aws.queues[name];
-    return startPoller({
-      sqs, queueUrl, queueArn, concurrency: CONSUMER_CONCURRENCY[name], batchSize: 10, onError: onError(`${name} consumer`),
-      handle: (event) => consumeBatch(event, { queueUrl, sqs, engine: o.engine }),
-    });
-  });
-  const reaper = { ...reaperDepsFromEnv(), db: getPrisma(), registry: o.engine.registry };
-  const maintenance = { ...maintenanceDepsFromEnv(), db: getPrisma(), registry: o.engine.registry, metrics: undefined, logger: { info: () => undefined } };
+  const queues = { interactive: o.aws.queues.interactive, background: o.aws.queues.background };
+  const consumers: Consumers = await startConsumerThread({ queues, ...o.consumerThread }, o.log);
+  const reaper = { ...reaperDepsFromEnv(), db: getPrisma(), registry: o.registry };
+  const maintenance = { ...maintenanceDepsFromEnv(), db: getPrisma(), registry: o.registry, metrics: undefined, logger: { info: () => undefined } };
   const timers = [
     every(o.dispatchIntervalMs, () => runDispatchCycle(o.dispatcher), onError('dispatcher')),
     every(o.reaperIntervalMs, () => runReaper(reaper), onError('reaper')),
@@ -46,11 +36,7 @@ export function startBackgroundWork(o: {
   return {
     stop: async () => {
       for (const t of timers) t.stop();
-      const drained = Promise.all(pollers.map((p) => p.stop()));
-      const timedOut = new Promise<'timeout'>((r) => setTimeout(() => r('timeout'), SHUTDOWN_GRACE_MS).unref());
-      if ((await Promise.race([drained, timedOut])) === 'timeout') {
-        o.log('some jobs were still running; their leases will expire and the reaper will hand them out again');
-      }
+      await consumers.stop();
       await Promise.all(timers.map((t) => t.idle()));
     },
   };

@@ -25,6 +25,7 @@ import { LOCAL_EVENT_BUS, startLocalAws, type LocalAws } from './local-aws.ts';
 import { recoverOpenJobs } from './boot-recovery.ts';
 import { logEventRoute } from './log-event-route.ts';
 import { startBackgroundWork, type BackgroundWork } from './background-work.ts';
+import { jobRegistry } from '../../jobs/registry.ts';
 
 export { DEFAULT_JWT_KEY_FILE, LOCAL_TOKEN_AUDIENCE };
 
@@ -95,13 +96,14 @@ export async function startLocalRuntime(o: LocalRuntimeOptions): Promise<LocalRu
   const [{ handler: userHandler }, { handler: adminHandler }] = await Promise.all([
     import('../../../functions/api-user.ts'), import('../../../functions/api-admin.ts'),
   ]);
-  const { createEngineDeps } = await import('../../engine/default-engine-deps.ts');
-  const engine = createEngineDeps({ ...(o.timing ? { timing: o.timing } : {}), logger: new Logger({ serviceName: 'local-engine', logLevel: 'WARN' }) });
   // The previous run's messages died with its in-memory queues: give its open jobs a message again.
   const recovered = await recoverOpenJobs(getPrisma(), Date.now().toString(36));
   if (recovered.reenqueued > 0) log(`re-enqueued ${recovered.reenqueued} open job(s) left by the previous run (${recovered.released} interrupted while running)`);
-  const work: BackgroundWork = startBackgroundWork({ aws, engine, dispatcher, dispatchIntervalMs: o.dispatchIntervalMs ?? 2_000, reaperIntervalMs: o.reaperIntervalMs ?? 10_000,
-    maintenanceIntervalMs: o.maintenanceIntervalMs ?? 60_000, log });
+  const work: BackgroundWork = await startBackgroundWork({
+    aws, dispatcher, registry: jobRegistry, dispatchIntervalMs: o.dispatchIntervalMs ?? 2_000, reaperIntervalMs: o.reaperIntervalMs ?? 10_000,
+    maintenanceIntervalMs: o.maintenanceIntervalMs ?? 60_000, log,
+    consumerThread: o.timing ? { timing: o.timing } : {},
+  });
 
   const jwtKey = o.jwtKey ?? (await loadOrCreateLocalJwtKey(DEFAULT_JWT_KEY_FILE));
   const oidc = localOidcFromEnv(env);
