@@ -35,6 +35,7 @@
  *
  * BENCH_CPU_PROF=<dir>: CPU profile (node:inspector, in the runtime's process) of the ours-http unpaced run,
  * written to <dir>/ours-http-unpaced-<time>.cpuprofile; read it with `npm run bench:profile-top -- <file>`.
+ * One run at a time: a second run drops and recreates the databases under the first (its creates then fail).
  * Env: DATABASE_URL (MariaDB server), BENCH_PG_URL (postgres://postgres@127.0.0.1:5432), BENCH_REDIS (127.0.0.1:6379).
  * Last two lines: peer_ratio=<ours-http jobs/s ÷ graphile-worker jobs/s> and handoff_p50_ms=<ours-http paced,
  * createdAt → startedAt p50>.
