@@ -2,15 +2,15 @@
  * The only writer of `AiJob.lifecycleStatus` (ADR-003 §1.4). Each function is one edge of the table in
  * ./states.ts, done as a compare-and-set on the expected state (and, where a lease is involved, on holder and
  * lease version — the fencing token), together with its AiJobTransition audit row in the same transaction.
- * A lost race raises a typed error and writes nothing.
+ * A lost race raises a typed error and writes nothing. The engine's running → succeeded edge, as the
+ * projection takes it, lives in ./lifecycle-success.ts.
  */
 import { inTransaction, type AiJob, type AiJobSnapshot, type Db, type Prisma } from '../db/client.ts';
 import { newId } from '../db/ids.ts';
 import { executeInTransaction, insertStatement, type SqlStatement } from '../db/sql.ts';
 import { runAtomically } from '../db/sql-pool.ts';
 import { isTerminal, type JobState, type TransitionName } from './states.ts';
-import { addJobTerminalEvent, buildJobTerminalEvent } from '../outbox/job-events.ts';
-import { outboxInsert } from '../outbox/outbox-writer.ts';
+import { addJobTerminalEvent } from '../outbox/job-events.ts';
 import { explainRefusal } from './lifecycle-refusals.ts';
 import { CancelRequestedError, JobNotFoundError, LeaseLostError, StaleTransitionError } from './lifecycle-errors.ts';
 
@@ -199,66 +199,6 @@ export async function markSucceeded(
     outputHash: result.outputHash, progress: 100, finishedAt: result.now ?? new Date(),
     lockedBy: null, lockUntil: null, errorCode: null, publicErrorMessage: null, internalErrorMessage: null,
   }, { cancelRequestedAt: null });
-}
-
-/** Why {@link claimSuccess} refused: the job as it stands (read with a share lock, so committed and current). */
-export type SuccessRefusal =
-  | { kind: 'already_succeeded'; outputHash: string | null };
-
-/**
- * The projection's first statement: running → succeeded, fenced by the lease AND by the absence of a cancel
- * request, in the caller's (projection) transaction, before any business row is written. The row's exclusive
- * lock is then held to the commit: a cancel arriving meanwhile waits, then finds the job succeeded. Finish
- * with {@link successStatements} in the same transaction (audit row and `ai.job.succeeded` event).
- *
- * Returns the job as the update left it (built from the locked row; no read-back), or a refusal when the job
- * already succeeded (the caller compares output hashes).
- * @throws CancelRequestedError (a cancel won), LeaseLostError, StaleTransitionError, JobNotFoundError
- */
-export async function claimSuccess(
-  tx: Prisma.TransactionClient, job: AiJob, fence: LeaseFence,
-  result: { outputHash: string; model?: { provider: string; model: string }; now?: Date },
-): Promise<AiJob | SuccessRefusal> {
-  const now = result.now ?? new Date();
-  const model = result.model ? { modelProvider: result.model.provider, modelName: result.model.model } : {};
-  const sets = Object.keys(model).map((c) => `${c} = ?, `).join('');
-  const count = await tx.$executeRawUnsafe(
-    `UPDATE \`AiJob\` SET ${sets}lifecycleStatus = 'succeeded', outputHash = ?, progress = 100, finishedAt = ?, lockedBy = NULL,
-       lockUntil = NULL, errorCode = NULL, publicErrorMessage = NULL, internalErrorMessage = NULL, updatedAt = ?
-     WHERE id = ? AND lifecycleStatus = 'running' AND lockedBy = ? AND leaseVersion = ? AND cancelRequestedAt IS NULL`,
-    ...Object.values(model), result.outputHash, now, now, job.id, fence.holder, fence.leaseVersion,
-  );
-  if (count === 0) {
-    // A locking read sees the latest committed row, whatever snapshot the transaction may hold.
-    const [current] = await tx.$queryRawUnsafe<Pick<AiJob, 'lifecycleStatus' | 'lockedBy' | 'leaseVersion' | 'cancelRequestedAt' | 'outputHash'>[]>(
-      'SELECT lifecycleStatus, lockedBy, leaseVersion, cancelRequestedAt, outputHash FROM `AiJob` WHERE id = ? LOCK IN SHARE MODE', job.id,
-    );
-    if (!current) throw new JobNotFoundError(job.id);
-    if (current.lifecycleStatus === 'succeeded') return { kind: 'already_succeeded', outputHash: current.outputHash };
-    if (current.lifecycleStatus !== 'running') throw new StaleTransitionError(job.id, 'markSucceeded', current.lifecycleStatus);
-    const ours = current.lockedBy === fence.holder && Number(current.leaseVersion) === fence.leaseVersion;
-    if (ours && current.cancelRequestedAt !== null) throw new CancelRequestedError(job.id);
-    throw new LeaseLostError(job.id, fence.leaseVersion);
-  }
-  return {
-    ...job, ...model, lifecycleStatus: 'succeeded', outputHash: result.outputHash, progress: 100, finishedAt: now,
-    lockedBy: null, lockUntil: null, errorCode: null, publicErrorMessage: null, internalErrorMessage: null, updatedAt: now,
-  };
-}
-
-/**
- * The rest of a success claimed by {@link claimSuccess}, as statements for the caller to run in the same
- * transaction: its audit row and its `ai.job.succeeded` event.
- */
-export function successStatements(succeeded: AiJob, fence: LeaseFence, meta: TransitionMeta): SqlStatement[] {
-  const at = succeeded.finishedAt ?? new Date();
-  return [
-    insertStatement('AiJobTransition', {
-      id: newId(), jobId: succeeded.id, fromStatus: 'running', toStatus: 'succeeded', actor: meta.actor.slice(0, 128),
-      reason: meta.reason?.slice(0, 255) ?? null, errorCode: null, leaseVersion: fence.leaseVersion, createdAt: at,
-    }),
-    outboxInsert(buildJobTerminalEvent(succeeded, at), at),
-  ];
 }
 
 /** running → failed, fenced by the lease (the reaper passes the expired lease it observed). */

@@ -1,0 +1,157 @@
+/**
+ * Part of the lifecycle repository (./lifecycle-repository.ts): the running → succeeded edge as the engine's
+ * projection takes it (ADR-003 §6). The success claim comes first, before any business row: a fenced
+ * compare-and-set (this lease, no cancel request) whose row lock is held to the commit, so a cancel arriving
+ * while the projector writes waits and then finds the job succeeded. Its audit row and `ai.job.succeeded`
+ * event commit in the same transaction. Two ways to run it:
+ * - {@link claimSuccess} then {@link successStatements}, inside the caller's Prisma transaction (projectors that
+ *   write through Prisma);
+ * - {@link successScript}, the whole projection as one script for one round trip on the raw pool (projectors
+ *   that say their writes as rows).
+ * Either way a refusal is explained the same way ({@link explainRefusedSuccess}).
+ */
+import type { AiJob, Prisma } from '../db/client.ts';
+import { newId } from '../db/ids.ts';
+import { insertStatement, type SqlStatement, type SqlValue } from '../db/sql.ts';
+import { affectedRows, runAtomically } from '../db/sql-pool.ts';
+import { buildJobTerminalEvent } from '../outbox/job-events.ts';
+import { outboxInsert } from '../outbox/outbox-writer.ts';
+import type { LeaseFence, TransitionMeta } from './lifecycle-repository.ts';
+import { CancelRequestedError, JobNotFoundError, LeaseLostError, StaleTransitionError } from './lifecycle-errors.ts';
+import type { RowProjection } from './projector.ts';
+
+/** What a success claim writes besides the state. */
+export interface SuccessResult {
+  outputHash: string;
+  model: { provider: string; model: string };
+  now?: Date;
+}
+
+/** A refused claim on a job that already succeeded: the caller compares output hashes. */
+export type SuccessRefusal = { kind: 'already_succeeded'; outputHash: string | null };
+
+/** The columns that explain a refused claim. */
+type ClaimState = Pick<AiJob, 'lifecycleStatus' | 'lockedBy' | 'leaseVersion' | 'cancelRequestedAt' | 'outputHash'>;
+
+/** The latest committed row (a share lock reads it whatever snapshot the transaction holds). */
+const CLAIM_STATE_SQL = 'SELECT lifecycleStatus, lockedBy, leaseVersion, cancelRequestedAt, outputHash FROM `AiJob` WHERE id = ? LOCK IN SHARE MODE';
+
+/** The claim's compare-and-set. */
+function claimUpdate(job: AiJob, fence: LeaseFence, result: SuccessResult, now: Date): SqlStatement {
+  return {
+    sql: `UPDATE \`AiJob\` SET modelProvider = ?, modelName = ?, lifecycleStatus = 'succeeded', outputHash = ?, progress = 100,
+            finishedAt = ?, lockedBy = NULL, lockUntil = NULL, errorCode = NULL, publicErrorMessage = NULL,
+            internalErrorMessage = NULL, updatedAt = ?
+          WHERE id = ? AND lifecycleStatus = 'running' AND lockedBy = ? AND leaseVersion = ? AND cancelRequestedAt IS NULL`,
+    values: [result.model.provider, result.model.model, result.outputHash, now, now, job.id, fence.holder, fence.leaseVersion],
+  };
+}
+
+/** The job as a matched claim left it, built from the locked row (no read-back). */
+function succeededJob(job: AiJob, result: SuccessResult, now: Date): AiJob {
+  return {
+    ...job, modelProvider: result.model.provider, modelName: result.model.model, lifecycleStatus: 'succeeded',
+    outputHash: result.outputHash, progress: 100, finishedAt: now, lockedBy: null, lockUntil: null, errorCode: null,
+    publicErrorMessage: null, internalErrorMessage: null, updatedAt: now,
+  };
+}
+
+/**
+ * Why a claim matched nothing, from the row as it stands.
+ * @returns a refusal when the job already succeeded (with whichever output)
+ * @throws CancelRequestedError (our lease, a cancel won), LeaseLostError, StaleTransitionError, JobNotFoundError
+ */
+export function explainRefusedSuccess(jobId: string, fence: LeaseFence, current: ClaimState | undefined): SuccessRefusal {
+  if (!current) throw new JobNotFoundError(jobId);
+  if (current.lifecycleStatus === 'succeeded') return { kind: 'already_succeeded', outputHash: current.outputHash };
+  if (current.lifecycleStatus !== 'running') throw new StaleTransitionError(jobId, 'markSucceeded', current.lifecycleStatus);
+  const ours = current.lockedBy === fence.holder && Number(current.leaseVersion) === fence.leaseVersion;
+  if (ours && current.cancelRequestedAt !== null) throw new CancelRequestedError(jobId);
+  throw new LeaseLostError(jobId, fence.leaseVersion);
+}
+
+/**
+ * The success claim, as the first statement of the caller's (projection) transaction. Finish with
+ * {@link successStatements} in the same transaction.
+ * @returns the job as the update left it, or a refusal when it already succeeded
+ * @throws as {@link explainRefusedSuccess}
+ */
+export async function claimSuccess(
+  tx: Prisma.TransactionClient, job: AiJob, fence: LeaseFence, result: SuccessResult,
+): Promise<AiJob | SuccessRefusal> {
+  const now = result.now ?? new Date();
+  const update = claimUpdate(job, fence, result, now);
+  if (await tx.$executeRawUnsafe(update.sql, ...update.values) === 1) return succeededJob(job, result, now);
+  const [current] = await tx.$queryRawUnsafe<ClaimState[]>(CLAIM_STATE_SQL, job.id);
+  return explainRefusedSuccess(job.id, fence, current);
+}
+
+/** A claimed success's audit row and `ai.job.succeeded` event, for the caller to run in the same transaction. */
+export function successStatements(succeeded: AiJob, fence: LeaseFence, meta: TransitionMeta): SqlStatement[] {
+  const at = succeeded.finishedAt ?? new Date();
+  return [
+    insertStatement('AiJobTransition', {
+      id: newId(), jobId: succeeded.id, fromStatus: 'running', toStatus: 'succeeded', actor: meta.actor.slice(0, 128),
+      reason: meta.reason?.slice(0, 255) ?? null, errorCode: null, leaseVersion: fence.leaseVersion, createdAt: at,
+    }),
+    outboxInsert(buildJobTerminalEvent(succeeded, at), at),
+  ];
+}
+
+/**
+ * RDS Proxy pins a session for a statement over 16 KB: a projection whose script would come near that (a long
+ * quiz, say) is not made a script; the caller takes the transaction path, whose statements are each smaller.
+ */
+const MAX_SCRIPT_BYTES = 12_000;
+
+/** A whole projection as one script, ready for {@link runSuccessScript}. */
+export interface SuccessScript {
+  statements: SqlStatement[];
+  succeeded: AiJob;
+}
+
+/**
+ * The success claim, then every business row and artifact of `projection`, the audit row and the event, each an
+ * `INSERT … SELECT … FROM AiJob WHERE <this claim's values>` so that it inserts nothing unless the claim
+ * matched (a script cannot branch, and no session variable may carry the outcome: RDS Proxy would pin). The
+ * claim's own values — succeeded, this lease version, this output hash, this finish time — are what only this
+ * claim can have written, and its UPDATE keeps the row locked to the COMMIT. Last, the row as it stands (share
+ * lock), to explain a refusal. Undefined when the script would be too large for one statement under 16 KB.
+ */
+export function successScript(
+  job: AiJob, fence: LeaseFence, result: SuccessResult, projection: RowProjection, meta: TransitionMeta,
+): SuccessScript | undefined {
+  const now = result.now ?? new Date();
+  const succeeded = succeededJob(job, result, now);
+  const ours = {
+    sql: "FROM `AiJob` WHERE id = ? AND lifecycleStatus = 'succeeded' AND leaseVersion = ? AND outputHash = ? AND finishedAt = ?",
+    values: [job.id, fence.leaseVersion, result.outputHash, now] as SqlValue[],
+  };
+  // `INSERT INTO t (cols) VALUES (?, …)` → `INSERT INTO t (cols) SELECT ?, … FROM AiJob WHERE <ours>`
+  const gated = (insert: SqlStatement): SqlStatement => {
+    const at = insert.sql.lastIndexOf(' VALUES (');
+    return { sql: `${insert.sql.slice(0, at)} SELECT ${insert.sql.slice(at + 9, -1)} ${ours.sql}`, values: [...insert.values, ...ours.values] };
+  };
+  const statements: SqlStatement[] = [
+    claimUpdate(job, fence, result, now),
+    ...projection.rows.map((row) => gated(insertStatement(row.table, row.values))),
+    ...projection.refs.map((r) => gated(insertStatement('AiJobArtifact', {
+      id: newId(), jobId: job.id, artifactType: r.artifactType, artifactId: r.artifactId, ordinal: r.ordinal, createdAt: now,
+    }))),
+    ...successStatements(succeeded, fence, meta).map(gated),
+    { sql: CLAIM_STATE_SQL, values: [job.id] },
+  ];
+  const bytes = statements.reduce((n, st) => n + st.sql.length + st.values.reduce<number>((m, v) => m + (typeof v === 'string' ? v.length * 2 + 2 : 24), 0), 0);
+  return bytes > MAX_SCRIPT_BYTES ? undefined : { statements, succeeded };
+}
+
+/**
+ * Runs a {@link successScript} as one transaction in one round trip.
+ * @returns the succeeded job, or a refusal when the job already succeeded
+ * @throws as {@link explainRefusedSuccess}; a failing statement's driver error (everything rolled back)
+ */
+export async function runSuccessScript(job: AiJob, fence: LeaseFence, script: SuccessScript): Promise<AiJob | SuccessRefusal> {
+  const results = await runAtomically(script.statements);
+  if (affectedRows(results[0]) === 1) return script.succeeded;
+  return explainRefusedSuccess(job.id, fence, (results.at(-1) as ClaimState[])[0]);
+}
