@@ -7,12 +7,13 @@
  */
 import { inTransaction, type AiJob, type AiJobSnapshot, type Db, type Prisma } from '../db/client.ts';
 import { newId } from '../db/ids.ts';
-import { executeInTransaction, insertStatement, type SqlStatement } from '../db/sql.ts';
+import { executeInTransaction, executeTogether, insertStatement, type SqlStatement } from '../db/sql.ts';
 import { runAtomically } from '../db/sql-pool.ts';
 import { isTerminal, type JobState, type TransitionName } from './states.ts';
 import { addJobTerminalEvent } from '../outbox/job-events.ts';
+import { claimSuccess, successStatements } from './lifecycle-success.ts';
 import { explainRefusal } from './lifecycle-refusals.ts';
-import { CancelRequestedError, JobNotFoundError, LeaseLostError, StaleTransitionError } from './lifecycle-errors.ts';
+import { JobNotFoundError, LeaseLostError, StaleTransitionError } from './lifecycle-errors.ts';
 
 export const DEFAULT_LEASE_MS = 60_000;
 
@@ -139,15 +140,6 @@ function lockStatements(jobId: string, holder: string, now: Date, lockUntil: Dat
   ];
 }
 
-/** Reports progress (0–100) of the current attempt; fenced like every lease write, no audit row. */
-export async function setProgress(db: Db, jobId: string, fence: LeaseFence, progress: number): Promise<void> {
-  const { count } = await db.aiJob.updateMany({
-    where: { id: jobId, lifecycleStatus: 'running', lockedBy: fence.holder, leaseVersion: fence.leaseVersion },
-    data: { progress: Math.max(0, Math.min(100, Math.round(progress))) },
-  });
-  if (count === 0) throw new LeaseLostError(jobId, fence.leaseVersion);
-}
-
 /**
  * Heartbeat: pushes lockUntil forward for the current lease and reports whether a cancel was requested.
  * Throws LeaseLostError when the lease is no longer ours.
@@ -188,17 +180,21 @@ export async function releaseLock(
  * running → succeeded, fenced by the lease AND by the absence of a cancel request: a cancel accepted before
  * this commits always wins (CancelRequestedError; the caller settles the job `cancelled`). A cancel arriving
  * after the UPDATE waits for its row lock and then finds the job succeeded. Pass the projector's transaction
- * so both commit together.
+ * so both commit together. The same claim and audit/event statements as the engine's projection
+ * (./lifecycle-success.ts); a job that already succeeded is a StaleTransitionError here.
  */
 export async function markSucceeded(
   db: Db, jobId: string, fence: LeaseFence,
   result: TransitionMeta & { outputHash: string; model?: { provider: string; model: string }; now?: Date },
 ): Promise<AiJob> {
-  return fencedTransition(db, jobId, fence, 'markSucceeded', 'succeeded', result, {
-    ...(result.model ? { modelProvider: result.model.provider, modelName: result.model.model } : {}),
-    outputHash: result.outputHash, progress: 100, finishedAt: result.now ?? new Date(),
-    lockedBy: null, lockUntil: null, errorCode: null, publicErrorMessage: null, internalErrorMessage: null,
-  }, { cancelRequestedAt: null });
+  return inTransaction(db, async (tx) => {
+    const job = await tx.aiJob.findUnique({ where: { id: jobId } });
+    if (!job) throw new JobNotFoundError(jobId);
+    const outcome = await claimSuccess(tx, job, fence, result);
+    if ('kind' in outcome) throw new StaleTransitionError(jobId, 'markSucceeded', 'succeeded');
+    await executeTogether(tx, successStatements(outcome, fence, result));
+    return outcome;
+  });
 }
 
 /** running → failed, fenced by the lease (the reaper passes the expired lease it observed). */
@@ -240,19 +236,16 @@ function failureColumns(f: JobFailure) {
 async function fencedTransition(
   db: Db, jobId: string, fence: LeaseFence, via: TransitionName, to: JobState,
   meta: TransitionMeta & { errorCode?: string }, data: Prisma.AiJobUpdateManyMutationInput,
-  extra: { cancelRequestedAt?: null } = {},
 ): Promise<AiJob> {
   return inTransaction(db, async (tx) => {
     const { count } = await tx.aiJob.updateMany({
-      where: { id: jobId, lifecycleStatus: 'running', lockedBy: fence.holder, leaseVersion: fence.leaseVersion, ...extra },
+      where: { id: jobId, lifecycleStatus: 'running', lockedBy: fence.holder, leaseVersion: fence.leaseVersion },
       data: { ...data, lifecycleStatus: to },
     });
     if (count === 0) {
-      const current = await tx.aiJob.findUnique({ where: { id: jobId }, select: { lifecycleStatus: true, lockedBy: true, leaseVersion: true, cancelRequestedAt: true } });
+      const current = await tx.aiJob.findUnique({ where: { id: jobId }, select: { lifecycleStatus: true } });
       if (!current) throw new JobNotFoundError(jobId);
       if (current.lifecycleStatus !== 'running') throw new StaleTransitionError(jobId, via, current.lifecycleStatus);
-      const ours = current.lockedBy === fence.holder && current.leaseVersion === fence.leaseVersion;
-      if (ours && current.cancelRequestedAt !== null) throw new CancelRequestedError(jobId);
       throw new LeaseLostError(jobId, fence.leaseVersion);
     }
     return finishTransition(tx, jobId, 'running', to, meta, fence.leaseVersion);

@@ -8,6 +8,7 @@
  *   write through Prisma);
  * - {@link successScript}, the whole projection as one script for one round trip on the raw pool (projectors
  *   that say their writes as rows).
+ * `markSucceeded` (./lifecycle-repository.ts), the edge as the transition table names it, is the first way.
  * Either way a refusal is explained the same way ({@link explainRefusedSuccess}).
  */
 import type { AiJob, Prisma } from '../db/client.ts';
@@ -23,7 +24,8 @@ import type { RowProjection } from './projector.ts';
 /** What a success claim writes besides the state. */
 export interface SuccessResult {
   outputHash: string;
-  model: { provider: string; model: string };
+  /** The route that answered; absent keeps the job's recorded model. */
+  model?: { provider: string; model: string };
   now?: Date;
 }
 
@@ -39,18 +41,18 @@ const CLAIM_STATE_SQL = 'SELECT lifecycleStatus, lockedBy, leaseVersion, cancelR
 /** The claim's compare-and-set. */
 function claimUpdate(job: AiJob, fence: LeaseFence, result: SuccessResult, now: Date): SqlStatement {
   return {
-    sql: `UPDATE \`AiJob\` SET modelProvider = ?, modelName = ?, lifecycleStatus = 'succeeded', outputHash = ?, progress = 100,
+    sql: `UPDATE \`AiJob\` SET modelProvider = COALESCE(?, modelProvider), modelName = COALESCE(?, modelName), lifecycleStatus = 'succeeded', outputHash = ?, progress = 100,
             finishedAt = ?, lockedBy = NULL, lockUntil = NULL, errorCode = NULL, publicErrorMessage = NULL,
             internalErrorMessage = NULL, updatedAt = ?
           WHERE id = ? AND lifecycleStatus = 'running' AND lockedBy = ? AND leaseVersion = ? AND cancelRequestedAt IS NULL`,
-    values: [result.model.provider, result.model.model, result.outputHash, now, now, job.id, fence.holder, fence.leaseVersion],
+    values: [result.model?.provider ?? null, result.model?.model ?? null, result.outputHash, now, now, job.id, fence.holder, fence.leaseVersion],
   };
 }
 
 /** The job as a matched claim left it, built from the locked row (no read-back). */
 function succeededJob(job: AiJob, result: SuccessResult, now: Date): AiJob {
   return {
-    ...job, modelProvider: result.model.provider, modelName: result.model.model, lifecycleStatus: 'succeeded',
+    ...job, modelProvider: result.model?.provider ?? job.modelProvider, modelName: result.model?.model ?? job.modelName, lifecycleStatus: 'succeeded',
     outputHash: result.outputHash, progress: 100, finishedAt: now, lockedBy: null, lockUntil: null, errorCode: null,
     publicErrorMessage: null, internalErrorMessage: null, updatedAt: now,
   };
