@@ -15,6 +15,8 @@
  *   result row to the same PostgreSQL database. Peers run in this process (enqueue is a library call).
  * A peer whose server refuses connections is skipped (printed). Peer workers: BENCH_PEER_CONCURRENCY (10).
  *
+ * Before its first timed run each system gets BENCH_WARMUP (300) untimed jobs (ours: through both ways in), so
+ * no figure carries JIT compilation or first connections.
  * Each system runs unpaced (clients submit as fast as each submission returns) and paced (job i offered at
  * start + i / rate, rate = ours-http's unpaced submit rate, or BENCH_RATE). Order: ours-http unpaced, graphile-worker
  * unpaced and paced, ours-http paced, ours-inproc unpaced and paced, BullMQ unpaced and paced, then the
@@ -54,6 +56,7 @@ import { migrateDatabase } from '../lib/db/migrator.ts';
 import { formatFigures, offerLoad, percentile, type LoadPlan, type RunFigures } from './peers/load.ts';
 import { globalStatus, oursFigures, startOursHost, submitOverHttp, waitForOutboxSettled, waitForOursIdle } from './peers/ours.ts';
 import { withStatementLog } from './peers/statement-log.ts';
+import { formatCpu, pidsNamed, startCpuMeter, threadsCpuMs } from './peers/cpu.ts';
 import { classifyLogRows, PATH_NOTES, PATHS, type PathReport } from './peers/statement-paths.ts';
 import { dropPostgresDatabase, onPostgresServer, PEER_TABLES_SQL, waitForDone } from './peers/peer-task.ts';
 import type { PeerSystem } from './peers/peer-system.ts';
@@ -65,6 +68,7 @@ const jobs = Number(env.BENCH_JOBS ?? 1000);
 const clients = Number(env.BENCH_CLIENTS ?? 4);
 const peerConcurrency = Number(env.BENCH_PEER_CONCURRENCY ?? 10);
 const logJobs = Number(env.BENCH_LOG_JOBS ?? 200);
+const warmupJobs = Number(env.BENCH_WARMUP ?? 300);
 const USERS = 250;
 const DB = 'aijobs_bench_peers';
 const pgBase = (env.BENCH_PG_URL ?? 'postgres://postgres@127.0.0.1:5432').replace(/\/+$/, '');
@@ -76,7 +80,7 @@ const s = parseDatabaseUrl(url);
 const admin = await mysql.createConnection({ host: s.host, port: s.port, user: s.user, password: s.password, multipleStatements: true });
 await admin.query(`DROP DATABASE IF EXISTS ${DB}`);
 await migrateDatabase(url);
-const emulators = spawn(process.execPath, ['--import', 'tsx', fileURLToPath(new URL('./emulators.ts', import.meta.url))], { stdio: ['ignore', 'pipe', 'inherit'] });
+const emulators = spawn(process.execPath, [...(process.env.BENCH_HOST_NODE_FLAGS?.split(' ').filter(Boolean) ?? []), '--import', 'tsx', fileURLToPath(new URL('./emulators.ts', import.meta.url))], { stdio: ['ignore', 'pipe', 'inherit'] });
 const endpoints = JSON.parse((await once(createInterface({ input: emulators.stdout! }), 'line'))[0] as string) as { sqsEndpoint: string; mockAiUrl: string };
 const report = (line: string) => console.log(line);
 report(`peers bench: jobs=${jobs} clients=${clients} peer_concurrency=${peerConcurrency} log_jobs=${logJobs} (${new Date().toISOString()})`);
@@ -98,11 +102,17 @@ if (pgUp) {
 /** One timed run of ours; `submit` drives the clients and returns the job ids. */
 async function oursRun(system: string, mode: RunFigures['mode'], plan: LoadPlan, submit: () => Promise<{ load: { firstSentMs: number; lastReturnedMs: number }; ids: string[] }>) {
   const commitsBefore = await globalStatus(admin, 'Handler_commit');
+  const thread = (pick: (name: string) => boolean) => ({ readMs: () => threadsCpuMs(host.pid, pick) ?? 0 });
+  const cpu = startCpuMeter({
+    'runtime.main': thread((n) => n === 'MainThread' || n === 'node'), 'runtime.consumers': thread((n) => n === 'WorkerThread'),
+    'runtime.other': thread((n) => !['MainThread', 'node', 'WorkerThread'].includes(n)), mariadb: () => pidsNamed('mariadbd'), emulators: () => [emulators.pid!], bench: () => [process.pid] });
   const { load, ids } = await submit();
   await waitForOursIdle(admin, DB);
+  const cpuPerJob = cpu.stop(plan.jobs);
   const commitsPerJob = (await globalStatus(admin, 'Handler_commit') - commitsBefore) / plan.jobs;
   const submitPerSecond = plan.jobs / ((load.lastReturnedMs - load.firstSentMs) / 1000);
   const f = await oursFigures(admin, DB, ids, { system, mode, submitPerSecond, offeredPerSecond: plan.ratePerSecond });
+  f.cpuPerJob = cpuPerJob;
   const logged = [...host.takeLogCounts()].map(([message, n]) => `; runtime log ${n}× ${message}`).join('');
   f.note = `Handler_commit/job=${commitsPerJob.toFixed(1)} server-wide${logged}`;
   report(formatFigures(f));
@@ -118,11 +128,13 @@ async function peerRun(system: PeerSystem, results: pg.Pool, mode: RunFigures['m
   system.timings.done.clear();
   const runId = `${system.name}-${mode}`;
   const keys: string[] = [];
+  const cpu = startCpuMeter({ bench: () => [process.pid], postgres: () => pidsNamed('postgres'), redis: () => pidsNamed('redis-server'), emulators: () => [emulators.pid!] });
   const load = await offerLoad(plan, async (i) => {
     keys[i] = `${runId}-${i}`;
     await system.submit({ key: keys[i], runId, i });
   });
   await waitForDone(system.timings, plan.jobs);
+  const cpuPerJob = cpu.stop(plan.jobs);
   const { rows: [row] } = await results.query<{ n: string }>('SELECT COUNT(*) AS n FROM peer_result WHERE job_key LIKE $1', [`${runId}-%`]);
   const done = keys.map((k) => system.timings.done.get(k) ?? NaN);
   const f: RunFigures = {
@@ -131,9 +143,30 @@ async function peerRun(system: PeerSystem, results: pg.Pool, mode: RunFigures['m
     submitPerSecond: plan.jobs / ((load.lastReturnedMs - load.firstSentMs) / 1000), offeredPerSecond: plan.ratePerSecond,
     toStartMs: keys.map((k, i) => (system.timings.started.get(k) ?? NaN) - load.sentMs[i]!),
     toDoneMs: done.map((d, i) => d - load.sentMs[i]!),
+    cpuPerJob,
   };
   report(formatFigures(f));
   return f;
+}
+
+/**
+ * Warm-up, untimed, the same for every system: `warmupJobs` jobs through each way in before its first timed
+ * run, so no system's figures carry its JIT compilation and first connections (ours ran first and paid it alone).
+ */
+async function warmOurs(): Promise<void> {
+  if (warmupJobs <= 0) return;
+  const plan = { jobs: warmupJobs, clients };
+  await submitOverHttp(host, tokens, plan, 'wh');
+  await host.request({ cmd: 'inproc', plan, runId: 'wi', users: USERS });
+  await waitForOursIdle(admin, DB);
+  await waitForOutboxSettled(admin, DB);
+}
+
+async function warmPeer(system: PeerSystem): Promise<void> {
+  if (warmupJobs <= 0) return;
+  system.timings.done.clear();
+  await offerLoad({ jobs: warmupJobs, clients }, (i) => system.submit({ key: `${system.name}-warmup-${i}`, runId: `${system.name}-warmup`, i }));
+  await waitForDone(system.timings, warmupJobs);
 }
 
 function portOpen(hostName: string, port: number): Promise<boolean> {
@@ -149,6 +182,7 @@ function portOpen(hostName: string, port: number): Promise<boolean> {
 const figures: RunFigures[] = [];
 const unpaced: LoadPlan = { jobs, clients };
 const profileDir = env.BENCH_CPU_PROF;
+await warmOurs();
 if (profileDir) await host.request({ cmd: 'profile-start' });
 const httpUnpaced = await oursRun('ours-http', 'unpaced', unpaced, http(unpaced, 'hu'));
 if (profileDir) {
@@ -161,6 +195,7 @@ const paced: LoadPlan = { jobs, clients, ratePerSecond: rate };
 let graphileUnpaced: RunFigures | undefined;
 if (results) {
   const graphile = await startGraphilePeer({ databaseUrl: pgUrl, mockAiUrl: endpoints.mockAiUrl, concurrency: peerConcurrency, clients });
+  await warmPeer(graphile);
   graphileUnpaced = await peerRun(graphile, results, 'unpaced', unpaced);
   figures.push(graphileUnpaced, await peerRun(graphile, results, 'paced', paced));
   await graphile.stop();
@@ -173,6 +208,7 @@ await host.stop();
 if (!results) report('bullmq: skipped (its result rows go to PostgreSQL, which is absent)');
 else if (await portOpen(redisHost, Number(redisPort))) {
   const bull = await startBullmqPeer({ databaseUrl: pgUrl, mockAiUrl: endpoints.mockAiUrl, redis: { host: redisHost, port: Number(redisPort) }, concurrency: peerConcurrency });
+  await warmPeer(bull);
   figures.push(await peerRun(bull, results, 'unpaced', unpaced), await peerRun(bull, results, 'paced', paced));
   await bull.stop();
 } else report(`bullmq: skipped (Redis at ${redisHost}:${redisPort} refused the connection)`);
@@ -226,7 +262,13 @@ await admin.end();
 // ---- summary ----------------------------------------------------------------------------------------------
 report('summary (jobs/s; start and done p50 ms):');
 for (const f of figures) {
-  report(`  ${f.system.padEnd(16)} ${f.mode.padEnd(7)} ${f.jobsPerSecond.toFixed(1).padStart(7)}  start ${percentile(f.toStartMs, 50).toFixed(1).padStart(7)}  done ${percentile(f.toDoneMs, 50).toFixed(1).padStart(7)}`);
+  report(`  ${f.system.padEnd(16)} ${f.mode.padEnd(7)} ${f.jobsPerSecond.toFixed(1).padStart(7)}  start ${percentile(f.toStartMs, 50).toFixed(1).padStart(7)}  done ${percentile(f.toDoneMs, 50).toFixed(1).padStart(7)}  ${f.cpuPerJob ? formatCpu(f.cpuPerJob) : ''}`);
+}
+const cpuTotal = (f?: RunFigures) => (f?.cpuPerJob ? Object.values(f.cpuPerJob).reduce((a, b) => a + b, 0) : 0);
+if (cpuTotal(graphileUnpaced) > 0 && cpuTotal(httpUnpaced) > 0) {
+  // What peer_ratio tends to on a machine the bench saturates, with less run-to-run noise: CPU per job is
+  // what the two cores are shared by.
+  console.log(`cpu_per_job_ratio=${(cpuTotal(graphileUnpaced) / cpuTotal(httpUnpaced)).toFixed(2)} (graphile-worker ${cpuTotal(graphileUnpaced).toFixed(2)} ms ÷ ours-http ${cpuTotal(httpUnpaced).toFixed(2)} ms, unpaced)`);
 }
 console.log(`peer_ratio=${graphileUnpaced ? (httpUnpaced.jobsPerSecond / graphileUnpaced.jobsPerSecond).toFixed(2) : 'n/a'}`);
 console.log(`handoff_p50_ms=${percentile(httpPaced.toStartMs, 50).toFixed(1)}`);

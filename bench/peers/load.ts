@@ -59,6 +59,8 @@ export interface RunFigures {
   offeredPerSecond?: number | undefined;
   toStartMs: number[];
   toDoneMs: number[];
+  /** CPU ms per job by process group (./cpu.ts), when /proc is there. */
+  cpuPerJob?: Record<string, number>;
   note?: string;
 }
 

@@ -8,6 +8,7 @@
  * was parsed, authenticated and checked against the limits: client send → createdAt is not in "start".
  */
 import { fork, type ChildProcess } from 'node:child_process';
+import http from 'node:http';
 import { createInterface } from 'node:readline';
 import { fileURLToPath } from 'node:url';
 import type mysql from 'mysql2/promise';
@@ -19,6 +20,8 @@ type Command = HostRequest extends infer R ? (R extends { id: number } ? Omit<R,
 
 export interface OursHost {
   url: string;
+  /** The runtime process (for CPU accounting). */
+  pid: number;
   request<T>(cmd: Command): Promise<T>;
   /** The runtime's JSON log lines (Powertools, WARN and up) since the last call, counted by level and message. */
   takeLogCounts(): Map<string, number>;
@@ -29,7 +32,7 @@ export interface OursHost {
 /** Forks ./ours-host.ts on `databaseUrl`; resolves when its runtime serves HTTP. */
 export async function startOursHost(databaseUrl: string, endpoints: object): Promise<OursHost> {
   const child: ChildProcess = fork(fileURLToPath(new URL('./ours-host.ts', import.meta.url)), [databaseUrl, JSON.stringify(endpoints)], {
-    execArgv: ['--import', 'tsx'], stdio: ['ignore', 'pipe', 'pipe', 'ipc'],
+    execArgv: ['--import', 'tsx', ...(process.env.BENCH_HOST_NODE_FLAGS?.split(' ').filter(Boolean) ?? []), ...(process.env.BENCH_CPU_PROF_HOST ? ['--cpu-prof', `--cpu-prof-dir=${process.env.BENCH_CPU_PROF_HOST}`] : [])], stdio: ['ignore', 'pipe', 'pipe', 'ipc'],
   });
   // The runtime's loggers write JSON lines (ERROR to stderr, the rest to stdout): counted, kept off the bench's output.
   let logCounts = new Map<string, number>();
@@ -68,6 +71,7 @@ export async function startOursHost(databaseUrl: string, endpoints: object): Pro
   });
   return {
     url,
+    pid: child.pid!,
     request,
     takeLogCounts() {
       const taken = logCounts;
@@ -81,17 +85,36 @@ export async function startOursHost(databaseUrl: string, endpoints: object): Pro
   };
 }
 
+/**
+ * The clients' HTTP: node:http on a keep-alive agent, one socket per client. The clients stand in for apps on
+ * other machines but share this machine's two cores with the system under test, so they should cost little:
+ * `fetch` (undici) took about 1.4 ms of CPU per request here, more than twice what this takes.
+ */
+const clientAgent = new http.Agent({ keepAlive: true, maxSockets: 64 });
+
+function postJson(url: string, token: string, body: string): Promise<{ status: number; text: string }> {
+  return new Promise((resolve, reject) => {
+    const req = http.request(url, {
+      method: 'POST', agent: clientAgent,
+      headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json', 'content-length': Buffer.byteLength(body) },
+    }, (res) => {
+      const chunks: Buffer[] = [];
+      res.on('data', (c: Buffer) => chunks.push(c));
+      res.on('end', () => resolve({ status: res.statusCode ?? 0, text: Buffer.concat(chunks).toString('utf8') }));
+      res.on('error', reject);
+    });
+    req.on('error', reject);
+    req.end(body);
+  });
+}
+
 /** Every job of the run submitted through `POST /api/ai/feynman-evaluations`, user i % tokens.length. */
 export async function submitOverHttp(host: OursHost, tokens: string[], plan: LoadPlan, runId: string) {
   const ids: string[] = [];
   const load = await offerLoad(plan, async (i) => {
-    const res = await fetch(`${host.url}${BENCH_JOB_PATH}`, {
-      method: 'POST',
-      headers: { authorization: `Bearer ${tokens[i % tokens.length]}`, 'content-type': 'application/json' },
-      body: JSON.stringify(benchInput(runId, i)),
-    });
-    if (res.status !== 202) throw new Error(`create ${i}: HTTP ${res.status} ${await res.text()}`);
-    ids[i] = ((await res.json()) as { jobId: string }).jobId;
+    const res = await postJson(`${host.url}${BENCH_JOB_PATH}`, tokens[i % tokens.length]!, JSON.stringify(benchInput(runId, i)));
+    if (res.status !== 202) throw new Error(`create ${i}: HTTP ${res.status} ${res.text}`);
+    ids[i] = (JSON.parse(res.text) as { jobId: string }).jobId;
   });
   return { load, ids };
 }

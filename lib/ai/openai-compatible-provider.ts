@@ -48,16 +48,7 @@ export class OpenAiCompatibleProvider implements AiProvider {
     if (!opts.apiKey) throw new CredentialInvalidError(`No API key for ${this.name}`);
     // The SDK's own timeout stops at the response headers; this deadline also covers reading the body.
     const deadline = AbortSignal.timeout(this.timeoutMs);
-    const client = new OpenAI({
-      apiKey: opts.apiKey,
-      baseURL: this.baseURL,
-      maxRetries: 0,
-      timeout: this.timeoutMs,
-      // Never pick up OPENAI_ORG_ID / OPENAI_PROJECT_ID from the environment and send them to another vendor.
-      organization: null,
-      project: null,
-      logLevel: 'off',
-    });
+    const client = this.clientFor(opts.apiKey);
     try {
       const completion = await client.chat.completions.create(toCompletionBody(request), {
         signal: AbortSignal.any([opts.signal, deadline]),
@@ -71,7 +62,38 @@ export class OpenAiCompatibleProvider implements AiProvider {
       throw toProviderFailure(err, this.name, this.timeoutMs);
     }
   }
+
+  /**
+   * The SDK client for one API key, made once and kept (up to {@link MAX_CLIENTS} keys, least recently used
+   * dropped): building one costs more than a mock's whole answer. The key stays in this process's memory,
+   * where the caller already holds it.
+   */
+  private clientFor(apiKey: string): OpenAI {
+    let client = this.clients.get(apiKey);
+    if (client) {
+      this.clients.delete(apiKey);
+    } else {
+      client = new OpenAI({
+        apiKey,
+        baseURL: this.baseURL,
+        maxRetries: 0,
+        timeout: this.timeoutMs,
+        // Never pick up OPENAI_ORG_ID / OPENAI_PROJECT_ID from the environment and send them to another vendor.
+        organization: null,
+        project: null,
+        logLevel: 'off',
+      });
+      if (this.clients.size >= MAX_CLIENTS) this.clients.delete(this.clients.keys().next().value!);
+    }
+    this.clients.set(apiKey, client);
+    return client;
+  }
+
+  private readonly clients = new Map<string, OpenAI>();
 }
+
+/** SDK clients kept per provider: one per API key in use (the platform key, and users' own keys). */
+const MAX_CLIENTS = 64;
 
 function toCompletionBody(request: ChatRequest & { model: string }): CompletionBody {
   return {

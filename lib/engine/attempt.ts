@@ -14,7 +14,7 @@ import { redactSnapshot } from '../jobs/redaction.ts';
 import { InternalJobError, SchemaValidationError } from '../jobs/failures.ts';
 import { findSnapshot } from '../jobs/snapshot-repository.ts';
 import type { EngineDeps } from './engine-deps.ts';
-import { recordProviderCall } from './usage-ledger.ts';
+import { recordProviderCall, usageStatement, UsageRow } from './usage-ledger.ts';
 
 export interface AttemptResult {
   output: unknown;
@@ -22,6 +22,11 @@ export interface AttemptResult {
   generated: GenerateResult;
   /** The input the attempt ran on (parsed from the snapshot); projectors reuse it instead of reading it again. */
   input: unknown;
+  /**
+   * The ledger row of the call that answered, not written yet: the projection carries it in its round trip,
+   * and every other path must {@link UsageRow.write} it (./usage-ledger.ts).
+   */
+  usage: UsageRow;
 }
 
 /**
@@ -39,21 +44,46 @@ export async function runAttempt(
   const feedback = schemaFeedback(job);
   if (feedback) messages.push({ role: 'user', content: feedback });
 
+  let answered: UsageRow | undefined;
   const generated = await deps.generate(
     { messages, jsonMode: true },
     {
       tier: job.modelTier, credentials, signal,
-      // An aborted call is billed under the reason the attempt was aborted for (TIMEOUT, CANCELLED, …).
-      onCall: (call) => recordProviderCall(job, call.aborted ? { ...call, errorCode: abortCode(signal) } : call, deps.price),
+      onCall: (call) => {
+        // The call that answered is billed with the projection (or by whoever gives up on it, below).
+        if (!call.errorCode && !call.aborted) {
+          answered = new UsageRow(usageStatement(job, call, deps.price));
+          return;
+        }
+        // An aborted call is billed under the reason the attempt was aborted for (TIMEOUT, CANCELLED, …).
+        return recordProviderCall(job, call.aborted ? { ...call, errorCode: abortCode(signal) } : call, deps.price);
+      },
     },
   );
-  await deps.checkpoints?.afterProviderAnswer?.(job);
-  const validated = validateOutput(def, generated.content);
-  if (def.security.contentSafetyCheck) await deps.safety.check(generated.content, 'output');
-  // Redacted before anything stores or shows it: the projector, its artifacts and the hash see this copy.
-  const output = def.security.outputRedaction ? redactSnapshot(validated).content : validated;
-  await deps.checkpoints?.afterValidation?.(job);
-  return { output, outputHash: hashCanonical(output), generated, input };
+  if (!answered) throw new InternalJobError(`job ${job.id}: the provider answered but no call was reported`);
+  const usage = answered;
+  try {
+    await deps.checkpoints?.afterProviderAnswer?.(job);
+    const validated = validateOutput(def, generated.content);
+    if (def.security.contentSafetyCheck) await deps.safety.check(generated.content, 'output');
+    // Redacted before anything stores or shows it: the projector, its artifacts and the hash see this copy.
+    const output = def.security.outputRedaction ? redactSnapshot(validated).content : validated;
+    await deps.checkpoints?.afterValidation?.(job);
+    return { output, outputHash: hashCanonical(output), generated, input, usage };
+  } catch (err) {
+    await writeUsageBeforeFailing(usage, job, deps);
+    throw err;
+  }
+}
+
+/**
+ * Writes the answered call's ledger row on a path that will not project. A failure to write it (the database
+ * is down, say) is logged, never raised: the attempt's own error is what the caller must settle.
+ */
+export async function writeUsageBeforeFailing(usage: UsageRow, job: Pick<AiJob, 'id'>, deps: Pick<EngineDeps, 'logger'>): Promise<void> {
+  await usage.write().catch((err: unknown) => {
+    deps.logger.error('usage row of an answered call could not be written', { jobId: job.id, error: err instanceof Error ? err.name : typeof err });
+  });
 }
 
 function abortCode(signal: AbortSignal): string {

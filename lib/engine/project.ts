@@ -42,9 +42,11 @@ export async function projectResult(
     if (script) {
       // Before any lock: a cancel accepted here makes the success claim refuse (CancelRequestedError).
       await deps.checkpoints?.insideProjection?.(job);
-      return settled(await runSuccessScript(job, fence, script), job, result, deps);
+      return settled(await runSuccessScript(job, fence, script, result.usage), job, result, deps);
     }
   }
+  // The transaction path bills the call first, in its own autocommit INSERT.
+  await result.usage.write();
   return deps.db.$transaction(async (tx) => {
     await deps.checkpoints?.insideProjection?.(job);
     // The success claim first: from here the job row is ours until the commit, and a job that already

@@ -13,7 +13,7 @@ import type { EngineDeps, MessageControl } from './engine-deps.ts';
 import type { RunOutcome } from './outcome.ts';
 import { prepare, type Prepared } from './prepare.ts';
 import { keepLease } from './lease-keeper.ts';
-import { runAttempt, type AttemptResult } from './attempt.ts';
+import { runAttempt, writeUsageBeforeFailing, type AttemptResult } from './attempt.ts';
 import { OutputConflictError, projectResult } from './project.ts';
 import { settleFailure } from './settle.ts';
 
@@ -61,6 +61,7 @@ async function execute(p: Prepared, deps: EngineDeps, control: MessageControl, a
     control.abandoned?.removeEventListener('abort', abandon);
   }
   if (controller.signal.reason instanceof JobCancelledError) {
+    await writeUsageBeforeFailing(result.usage, job, deps);
     return settleFailure(job, def, fence, controller.signal.reason, job.errorCode, deps);
   }
   return project(p, result, deps);
@@ -74,6 +75,9 @@ async function project(p: Prepared, result: AttemptResult, deps: EngineDeps): Pr
     if (projection.kind === 'already_projected') return { kind: 'acknowledged', jobId: job.id, reason: 'already_projected' };
     return { kind: 'succeeded', jobId: job.id };
   } catch (err) {
+    // A projection that failed did not commit the ledger row it carried: written on its own (idempotent, a
+    // no-op when it did commit) so the call is billed whatever happened.
+    await writeUsageBeforeFailing(result.usage, job, deps);
     if (err instanceof CancelRequestedError || (err instanceof LeaseLostError && (await cancelWon(p, deps)))) {
       return settleFailure(job, def, fence, new JobCancelledError('cancel requested before the projection committed'), job.errorCode, deps);
     }

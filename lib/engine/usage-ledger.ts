@@ -1,21 +1,34 @@
 /**
- * The token and cost ledger: one AiUsageLog row per provider call, success or failure (ADR-003 §5.7).
- * Written as each call ends, outside the projection transaction, so failed, timed-out and cancelled attempts
- * are billed too.
+ * The token and cost ledger: one AiUsageLog row per provider call, success or failure (ADR-003 §5.7), so
+ * failed, timed-out, cancelled and refused attempts are billed too.
+ *
+ * When it is written:
+ * - a call that failed or was aborted: at once, its own autocommit INSERT ({@link recordProviderCall});
+ * - the call that answered: its row is handed on with the answer ({@link UsageRow}) and commits inside the
+ *   projection's transaction, after the success claim's guard (bench:peers: one round trip and one commit
+ *   fewer per job). Whenever that transaction does not commit — the claim refused, a projector failure, an
+ *   error whose outcome is unknown — and on every path that does not reach the projection, it is written on
+ *   its own ({@link UsageRow.write}). The row's id is chosen here and the INSERT is idempotent, so writing it
+ *   again can never bill the call twice.
+ * What this costs: a process dying between the provider's answer and the projection's commit (validation and
+ * the projector's row building, milliseconds) loses that call's row; before, the window ended at the separate
+ * INSERT a round trip after the answer.
  */
 import type { AiJob } from '../db/client.ts';
 import { newId } from '../db/ids.ts';
-import { insertStatement } from '../db/sql.ts';
+import { insertStatement, type SqlStatement } from '../db/sql.ts';
 import { getSqlPool, type SqlRunner } from '../db/sql-pool.ts';
 import type { ModelRoute, ProviderCallRecord, TokenUsage } from '../ai/types.ts';
 
 export type PriceFn = (route: ModelRoute, usage: TokenUsage) => { costUsd: string; priceVersion: string };
 
-/** One INSERT on the raw pool (autocommit): the row is durable as soon as this resolves. */
-export async function recordProviderCall(
-  job: Pick<AiJob, 'id' | 'userId' | 'attemptCount' | 'credentialMode'>, call: ProviderCallRecord, price: PriceFn,
-  sql: SqlRunner = getSqlPool(),
-): Promise<void> {
+type LedgerJob = Pick<AiJob, 'id' | 'userId' | 'attemptCount' | 'credentialMode'>;
+
+/**
+ * The ledger row of one call as an idempotent INSERT (its id is in the statement: a second run changes
+ * nothing). Small (under 1 KB), so it never brings a script near the 16 KB pinning limit of RDS Proxy.
+ */
+export function usageStatement(job: LedgerJob, call: ProviderCallRecord, price: PriceFn): SqlStatement {
   const { costUsd, priceVersion } = price(call.route, call.usage);
   const insert = insertStatement('AiUsageLog', {
     id: newId(), jobId: job.id, userId: job.userId, attemptNo: job.attemptCount,
@@ -23,5 +36,34 @@ export async function recordProviderCall(
     promptTokens: call.usage.promptTokens, completionTokens: call.usage.completionTokens, totalTokens: call.usage.totalTokens,
     costUsd, priceVersion, latencyMs: Math.round(call.latencyMs), errorCode: call.errorCode ?? null, createdAt: new Date(),
   });
+  return { sql: `${insert.sql} ON DUPLICATE KEY UPDATE id = id`, values: insert.values };
+}
+
+/** One INSERT on the raw pool (autocommit): the row is durable as soon as this resolves. */
+export async function recordProviderCall(job: LedgerJob, call: ProviderCallRecord, price: PriceFn, sql: SqlRunner = getSqlPool()): Promise<void> {
+  const insert = usageStatement(job, call, price);
   await sql.query(insert.sql, insert.values);
+}
+
+/**
+ * The ledger row of the call that answered, not yet written: the projection carries {@link statement} in its
+ * transaction (and marks it written once that commits); any other path calls {@link write} (idempotent, so
+ * also after a projection that failed).
+ */
+export class UsageRow {
+  private written = false;
+
+  constructor(readonly statement: SqlStatement, private readonly sql: () => SqlRunner = getSqlPool) {}
+
+  /** The projection's transaction carried the row and committed. */
+  markWritten(): void {
+    this.written = true;
+  }
+
+  /** Writes the row unless a projection already did; harmless to call again. */
+  async write(): Promise<void> {
+    if (this.written) return;
+    await this.sql().query(this.statement.sql, this.statement.values);
+    this.written = true;
+  }
 }

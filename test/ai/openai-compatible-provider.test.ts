@@ -72,6 +72,18 @@ describe('OpenAiCompatibleProvider', () => {
     expect(await rejectionOf(call('hello', { apiKey: '' }))).toBeInstanceOf(CredentialInvalidError);
   });
 
+  it('keeps one SDK client per key on one provider: each call still goes out with its own key', async () => {
+    const provider = mockProvider('mock', server.url);
+    const ask = (apiKey: string) => provider.complete({ ...chat('hello'), model: 'mock-chat' }, { apiKey, signal: new AbortController().signal });
+    for (let i = 0; i < 3; i += 1) {
+      await expect(ask('test-key')).resolves.toMatchObject({ content: expect.any(String) });
+      expect(await rejectionOf(ask('wrong-key'))).toBeInstanceOf(CredentialInvalidError);
+    }
+    // More keys than the provider keeps clients for: the oldest are dropped, a dropped key still works.
+    for (let i = 0; i < 70; i += 1) expect(await rejectionOf(ask(`other-key-${i}`))).toBeInstanceOf(CredentialInvalidError);
+    await expect(ask('test-key')).resolves.toMatchObject({ content: expect.any(String) });
+  });
+
   it('maps an answer slower than its own timeout to ProviderTimeoutError', async () => {
     const err = await rejectionOf(call('[scenario:slow:3000]', { timeoutMs: 200 }));
     expect(err).toBeInstanceOf(ProviderTimeoutError);

@@ -26,6 +26,9 @@ let admin: mysql.Connection;
 let user: { user: string; password: string };
 let since: string;
 let e: E2e;
+/** The workload's job that succeeded at its first call, and the log rows the first test read. */
+let okJobId = '';
+let loggedRows: Awaited<ReturnType<typeof logRowsOf>> = [];
 
 beforeAll(async () => {
   admin = await adminConnection(workerUrl);
@@ -82,6 +85,7 @@ async function runWorkload(): Promise<number> {
   });
   const hung = await e.api('POST', '/api/ai/feynman-evaluations', { token: alice, body: feynman('Slowly [scenario:hang]') });
   for (const res of [ok, retried, hung]) expect(res.status).toBe(202);
+  okJobId = String(ok.body.jobId);
   await until(async () => (await e.api('GET', `/api/ai/jobs/${hung.body.jobId}`, { token: alice })).body.lifecycleStatus === 'running', 'the hung job to run');
   expect((await e.api('POST', `/api/ai/jobs/${hung.body.jobId}/cancel`, { token: alice })).status).toBe(202);
   expect(await e.waitForTerminal(ok.body.jobId, alice)).toMatchObject({ lifecycleStatus: 'succeeded' });
@@ -109,6 +113,7 @@ describe('what the application sends through RDS Proxy', () => {
   it('sends no prepared statements, user variables, unlisted SETs, named locks or statements over 16 KB', async () => {
     const jobs = await runWorkload();
     const rows = await logRowsOf(admin, user.user, since);
+    loggedRows = rows;
     expect(rows.filter((r) => r.command === 'Connect').length).toBeGreaterThan(0);
     const { violations, counts, setKinds } = checkPinning(rows, migratorThreads(rows));
     console.info(`general log, per job (${jobs} jobs): ${JSON.stringify(Object.fromEntries(
@@ -118,6 +123,15 @@ describe('what the application sends through RDS Proxy', () => {
     for (const v of violations) kinds.set(v.split(': [')[0] ?? v, (kinds.get(v.split(': [')[0] ?? v) ?? 0) + 1);
     if (kinds.size > 0) console.info(`violations by kind: ${JSON.stringify(Object.fromEntries(kinds))}`);
     expect(violations.slice(0, 20)).toEqual([]);
+  });
+
+  it('bills the call that answered inside the projection\'s transaction, after the success claim', () => {
+    const ledger = loggedRows.filter((r) => r.command === 'Query' && r.argument.includes(okJobId) && r.argument.includes('INSERT INTO `AiUsageLog`'));
+    expect(ledger).toHaveLength(1);
+    const text = ledger[0]!.argument;
+    expect(text).toContain("lifecycleStatus = 'succeeded'");
+    expect(text.indexOf('START TRANSACTION')).toBeLessThan(text.indexOf('INSERT INTO `AiUsageLog`'));
+    expect(text.indexOf('INSERT INTO `AiUsageLog`')).toBeLessThan(text.indexOf('COMMIT'));
   });
 
   it('has no Prisma transaction that asks for an isolation level (the adapter sends SET TRANSACTION and BEGIN apart)', async () => {

@@ -8,6 +8,7 @@ import { Logger } from '@aws-lambda-powertools/logger';
 import { getPrisma } from '../../lib/db/client.ts';
 import { hashCanonical } from '../../lib/jobs/canonical-json.ts';
 import { OutputConflictError, projectResult } from '../../lib/engine/project.ts';
+import { usageStatement, UsageRow } from '../../lib/engine/usage-ledger.ts';
 import type { AttemptResult } from '../../lib/engine/attempt.ts';
 import { countRows } from '../helpers/db.ts';
 import { startEngineHarness, type EngineHarness } from '../helpers/engine-harness.ts';
@@ -50,7 +51,9 @@ describe('output hash', () => {
     const fence = { holder: 'stale-worker', leaseVersion: 1 };
     const def = registry.get('synthetic_job');
     const output = { answer: 'whatever', echo: 'x' };
-    const same: AttemptResult = { output, input: { prompt: 'project me once' }, outputHash: done.outputHash!, generated: { content: '{}', route: { provider: 'mock', model: 'm' }, usage: { promptTokens: 1, completionTokens: 1, totalTokens: 2 } } as AttemptResult['generated'] };
+    const generated = { content: '{}', route: { provider: 'mock', model: 'm' }, usage: { promptTokens: 1, completionTokens: 1, totalTokens: 2 } } as AttemptResult['generated'];
+    const usage = new UsageRow(usageStatement(staleJob, { route: generated.route, usage: generated.usage, latencyMs: 1 }, h.engine.price));
+    const same: AttemptResult = { output, input: { prompt: 'project me once' }, outputHash: done.outputHash!, generated, usage };
     expect((await projectResult(staleJob, def, fence, same, h.engine)).kind).toBe('already_projected');
     expect(await writes(created.id)).toEqual(before);
 

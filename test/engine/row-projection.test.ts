@@ -4,12 +4,15 @@
  * transaction path writes, and refuse exactly as it does: an already succeeded job (same output: nothing
  * written; another output: refused), a cancel request, a lost lease, a business validation failure — each
  * with nothing written. A script too large for RDS Proxy's 16 KB falls back to the transaction path.
+ * The ledger row of the call that answered travels with the projection, outside its transaction: written
+ * once on every path, refusals included (the call happened), and never twice.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { getPrisma, type AiJob } from '../../lib/db/client.ts';
 import { hashCanonical } from '../../lib/jobs/canonical-json.ts';
 import { OutputConflictError, projectResult } from '../../lib/engine/project.ts';
 import type { AttemptResult } from '../../lib/engine/attempt.ts';
+import { usageStatement, UsageRow } from '../../lib/engine/usage-ledger.ts';
 import type { EngineDeps } from '../../lib/engine/engine-deps.ts';
 import { projectorRegistry } from '../../lib/jobs/projector-registry.ts';
 import type { ResultProjector } from '../../lib/jobs/projector.ts';
@@ -63,7 +66,8 @@ async function lockedJob(c: (typeof CASES)[number], input = c.input): Promise<{ 
   const userMessage = c.module.prompt.render(parsedInput as never);
   const output = (def.outputSchema as { parse(v: unknown): unknown }).parse(c.module.mockResponse(userMessage));
   const generated = { content: JSON.stringify(output), route: { provider: 'mock', model: 'mock-1' }, usage: { promptTokens: 1, completionTokens: 1, totalTokens: 2 } } as AttemptResult['generated'];
-  return { job, result: { output, input: parsedInput, outputHash: hashCanonical(output), generated } };
+  const usage = new UsageRow(usageStatement(job, { route: generated.route, usage: generated.usage, latencyMs: 5 }, h.engine.price));
+  return { job, result: { output, input: parsedInput, outputHash: hashCanonical(output), generated, usage } };
 }
 
 const fence = { holder: HOLDER, leaseVersion: 1 };
@@ -79,6 +83,7 @@ async function written(table: string, jobId: string) {
     artifacts: await countRows('AiJobArtifact', 'jobId = ?', [jobId]),
     transitions: (await db.aiJobTransition.findMany({ where: { jobId }, select: { fromStatus: true, toStatus: true, leaseVersion: true, actor: true } })),
     events: await countRows('OutboxEvent', "aggregateId = ? AND eventType = 'ai.job.succeeded'", [jobId]),
+    usage: await countRows('AiUsageLog', 'jobId = ?', [jobId]),
   };
 }
 
@@ -94,7 +99,7 @@ describe.each(CASES)('$table: the one-round-trip projection', (c) => {
     const b = await written(c.table, viaTx.job.id);
     expect(a.rows.length).toBeGreaterThan(0);
     expect(a).toEqual(b);
-    expect(a).toMatchObject({ job: { lifecycleStatus: 'succeeded', progress: 100, lockedBy: null, modelName: 'mock-1', finished: true }, events: 1 });
+    expect(a).toMatchObject({ job: { lifecycleStatus: 'succeeded', progress: 100, lockedBy: null, modelName: 'mock-1', finished: true }, events: 1, usage: 1 });
     expect(a.artifacts).toBe(a.rows.length);
     expect(a.transitions).toEqual([{ fromStatus: 'running', toStatus: 'succeeded', leaseVersion: 1, actor: h.engine.instanceId }]);
   });
@@ -117,14 +122,14 @@ describe('the one-round-trip projection refuses as the transaction path does, wr
     const { job, result } = await lockedJob(feynman);
     await db.aiJob.update({ where: { id: job.id }, data: { cancelRequestedAt: new Date() } });
     await expect(projectResult(job, def, fence, result, h.engine)).rejects.toMatchObject({ code: 'CANCEL_REQUESTED' });
-    expect(await written(feynman.table, job.id)).toMatchObject({ rows: [], artifacts: 0, transitions: [], events: 0, job: { lifecycleStatus: 'running' } });
+    expect(await written(feynman.table, job.id)).toMatchObject({ rows: [], artifacts: 0, transitions: [], events: 0, usage: 1, job: { lifecycleStatus: 'running' } });
   });
 
   it('a lease lost to another worker: LeaseLostError', async () => {
     const { job, result } = await lockedJob(feynman);
     await db.aiJob.update({ where: { id: job.id }, data: { lockedBy: 'worker-other', leaseVersion: 2 } });
     await expect(projectResult(job, def, fence, result, h.engine)).rejects.toMatchObject({ code: 'LEASE_LOST' });
-    expect(await written(feynman.table, job.id)).toMatchObject({ rows: [], artifacts: 0, transitions: [], events: 0 });
+    expect(await written(feynman.table, job.id)).toMatchObject({ rows: [], artifacts: 0, transitions: [], events: 0, usage: 1 });
   });
 
   it('a business validation failure (a quiz of the wrong length): refused before anything is sent', async () => {
@@ -133,7 +138,8 @@ describe('the one-round-trip projection refuses as the transaction path does, wr
     const short = { questions: (result.output as { questions: unknown[] }).questions.slice(0, 1) };
     await expect(projectResult(job, quiz.module.definition as never, fence, { ...result, output: short, outputHash: hashCanonical(short) }, h.engine))
       .rejects.toMatchObject({ code: 'BUSINESS_VALIDATION' });
-    expect(await written(quiz.table, job.id)).toMatchObject({ rows: [], artifacts: 0, transitions: [], events: 0, job: { lifecycleStatus: 'running' } });
+    // Nothing sent, the ledger row included: the engine writes it on the failure path (run-job.ts).
+    expect(await written(quiz.table, job.id)).toMatchObject({ rows: [], artifacts: 0, transitions: [], events: 0, usage: 0, job: { lifecycleStatus: 'running' } });
   });
 
   it('an output too large for one statement under 16 KB takes the transaction path, with the same result', async () => {
@@ -145,6 +151,6 @@ describe('the one-round-trip projection refuses as the transaction path does, wr
     projectCalls.length = 0;
     expect((await projectResult(job, cards.module.definition as never, fence, big, countingDeps())).kind).toBe('projected');
     expect(projectCalls).toEqual(['flashcard_generation']);
-    expect(await written(cards.table, job.id)).toMatchObject({ artifacts: 20, events: 1, job: { lifecycleStatus: 'succeeded' } });
+    expect(await written(cards.table, job.id)).toMatchObject({ artifacts: 20, events: 1, usage: 1, job: { lifecycleStatus: 'succeeded' } });
   });
 });

@@ -17,7 +17,7 @@ import { startPoller, type Poller } from './queue-poller.ts';
 /** How long a stop waits for in-flight jobs; later ones are left to the reaper (their lease expires). */
 export const SHUTDOWN_GRACE_MS = 15_000;
 
-/** Concurrent pollers per queue (the consumer Lambdas' concurrency, locally). */
+/** Batches handled at once per queue (the consumer Lambdas' concurrency, locally). */
 export const CONSUMER_CONCURRENCY = { interactive: 4, background: 2 } as const;
 
 export type QueueTargets = Record<QueueName, { queueUrl: string; queueArn: string }>;
@@ -63,7 +63,8 @@ type ThreadMessage = { kind: 'ready' } | { kind: 'log'; line: string } | { kind:
  */
 export async function startConsumerThread(data: ConsumerThreadData, log: (line: string) => void): Promise<Consumers> {
   // The thread loads TypeScript through tsx, whatever started this process (tsx itself, or a test runner).
-  const execArgv = process.execArgv.some((a) => a.includes('tsx')) ? process.execArgv : [...process.execArgv, '--import', 'tsx'];
+  const loaders = loaderArgs(process.execArgv);
+  const execArgv = loaders.some((a) => a.includes('tsx')) ? loaders : [...loaders, '--import', 'tsx'];
   const worker = new Worker(new URL('./consumer-thread.ts', import.meta.url), { workerData: data, execArgv });
   let stopped: (() => void) | undefined;
   const exited = new Promise<void>((resolve) => worker.once('exit', () => resolve()));
@@ -89,6 +90,24 @@ export async function startConsumerThread(data: ConsumerThreadData, log: (line: 
       await worker.terminate();
     },
   };
+}
+
+/**
+ * The module-loading options of `execArgv` (`--import`, `--require`, `--loader`, `--conditions`, with their
+ * values), the only ones a worker needs; V8 and process-wide options (`--max-semi-space-size`, `--cpu-prof`,
+ * …) apply to the whole process already, and a Worker refuses them in its own execArgv.
+ */
+export function loaderArgs(execArgv: readonly string[]): string[] {
+  const withValue = new Set(['--import', '--require', '-r', '--loader', '--experimental-loader', '--conditions', '-C']);
+  const kept: string[] = [];
+  for (let i = 0; i < execArgv.length; i += 1) {
+    const arg = execArgv[i]!;
+    const name = arg.split('=')[0]!;
+    if (!withValue.has(name)) continue;
+    kept.push(arg);
+    if (!arg.includes('=') && i + 1 < execArgv.length) kept.push(execArgv[(i += 1)]!);
+  }
+  return kept;
 }
 
 /** The engine of a consumer thread: the consumer Lambda's defaults, with the runtime's lease timing. */
