@@ -35,8 +35,20 @@
  * published (the scheduled dispatcher, every 2 s). Handler_commit per job is the SHOW GLOBAL STATUS delta over each timed run
  * (server-wide: other clients of the server inflate it).
  *
+ * CPU per job (bench/peers/cpu.ts): every timed run also prints `cpu_ms_per_job`, the user + system CPU of each
+ * process taking part divided by the jobs (/proc; ours: the runtime's main thread, its consumer thread, its
+ * other threads (V8's GC and compiler helpers), MariaDB, the emulators, the bench's clients; a peer: this
+ * process (its library and clients), PostgreSQL, Redis, the emulators). On this saturated 2-core machine
+ * jobs/s swings with whatever else runs, CPU per job much less; `cpu_per_job_ratio` (graphile-worker's total ÷
+ * ours-http's, unpaced) is what peer_ratio tends to when both saturate the machine.
+ * The clients of ours-http use node:http on a keep-alive agent (fetch cost them over twice the CPU).
+ *
  * BENCH_CPU_PROF=<dir>: CPU profile (node:inspector, in the runtime's process) of the ours-http unpaced run,
  * written to <dir>/ours-http-unpaced-<time>.cpuprofile; read it with `npm run bench:profile-top -- <file>`.
+ * BENCH_CPU_PROF_HOST=<dir>: `--cpu-prof` for the whole runtime process, a profile per thread (the consumer
+ * thread's included) written when it exits. BENCH_HOST_NODE_FLAGS: extra node flags for the runtime and the
+ * emulators (experiments, e.g. `--single-threaded-gc`; start this script with the same flags to treat the
+ * peers alike).
  * One run at a time: a second run drops and recreates the databases under the first (its creates then fail).
  * Env: DATABASE_URL (MariaDB server), BENCH_PG_URL (postgres://postgres@127.0.0.1:5432), BENCH_REDIS (127.0.0.1:6379).
  * Last two lines: peer_ratio=<ours-http jobs/s ÷ graphile-worker jobs/s> and handoff_p50_ms=<ours-http paced,
