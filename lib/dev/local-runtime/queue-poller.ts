@@ -63,10 +63,7 @@ export function startPoller(o: PollerOptions): Poller {
         continue;
       }
       if (messages.length === 0) continue;
-      // The batch starts on the next turn of the event loop, once the next receive is on its way: a message
-      // arriving meanwhile is not left waiting for this batch's first steps.
-      const invocation: Promise<void> = new Promise<void>((resolve) => setImmediate(resolve))
-        .then(() => o.handle(toSqsEvent(messages, o.queueArn)))
+      const invocation: Promise<void> = o.handle(toSqsEvent(messages, o.queueArn))
         .then((response) => deletes.add(acknowledged(messages, response)), (err: unknown) => o.onError(err))
         .finally(() => inFlight.delete(invocation));
       inFlight.add(invocation);
