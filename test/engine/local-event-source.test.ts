@@ -10,7 +10,7 @@ import type { SQSEvent } from 'aws-lambda';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createSqsClient } from '../../lib/config/aws.ts';
 import { DeleteBatcher, startPoller } from '../../lib/dev/local-runtime/queue-poller.ts';
-import { loaderArgs } from '../../lib/dev/local-runtime/consumers.ts';
+import { workerExecArgv } from '../../lib/dev/local-runtime/consumers.ts';
 import { freePort, waitFor } from '../helpers/ports.ts';
 
 let sqs: SQSClient;
@@ -160,10 +160,23 @@ describe('startPoller', () => {
   });
 });
 
-describe('loaderArgs (the consumer thread\'s execArgv)', () => {
-  it('keeps the module loaders with their values and drops V8 and process options a Worker refuses', () => {
-    expect(loaderArgs(['--max-semi-space-size=64', '--import', 'tsx', '--cpu-prof', '--require', './pre.cjs', '--conditions=dev', '--stack-size', '2000', '-r', 'x']))
-      .toEqual(['--import', 'tsx', '--require', './pre.cjs', '--conditions=dev', '-r', 'x']);
-    expect(loaderArgs(['--import=file:///tsx/loader.mjs'])).toEqual(['--import=file:///tsx/loader.mjs']);
+describe('workerExecArgv (the consumer thread\'s execArgv)', () => {
+  it('keeps the module loaders with their values and the profilers, and drops V8 and process options a Worker refuses', () => {
+    expect(workerExecArgv(['--max-semi-space-size=64', '--import', 'tsx', '--cpu-prof', '--cpu-prof-dir=/tmp/p', '--require', './pre.cjs', '--conditions=dev', '--title', 'x', '-r', 'y']))
+      .toEqual(['--import', 'tsx', '--cpu-prof', '--cpu-prof-dir=/tmp/p', '--require', './pre.cjs', '--conditions=dev', '-r', 'y']);
+    expect(workerExecArgv(['--import=file:///tsx/loader.mjs'])).toEqual(['--import=file:///tsx/loader.mjs']);
+  });
+
+  it('starts a worker with what it keeps of a command line holding a V8 option', async () => {
+    const { Worker } = await import('node:worker_threads');
+    const worker = new Worker('require("node:worker_threads").parentPort.postMessage("up")', {
+      eval: true, execArgv: workerExecArgv(['--max-semi-space-size=64', '--stack-size=2000', '--title=t']),
+    });
+    const message = await new Promise((resolve, reject) => {
+      worker.once('message', resolve);
+      worker.once('error', reject);
+    });
+    await worker.terminate();
+    expect(message).toBe('up');
   });
 });

@@ -63,8 +63,8 @@ type ThreadMessage = { kind: 'ready' } | { kind: 'log'; line: string } | { kind:
  */
 export async function startConsumerThread(data: ConsumerThreadData, log: (line: string) => void): Promise<Consumers> {
   // The thread loads TypeScript through tsx, whatever started this process (tsx itself, or a test runner).
-  const loaders = loaderArgs(process.execArgv);
-  const execArgv = loaders.some((a) => a.includes('tsx')) ? loaders : [...loaders, '--import', 'tsx'];
+  const inherited = workerExecArgv(process.execArgv);
+  const execArgv = inherited.some((a) => a.includes('tsx')) ? inherited : [...inherited, '--import', 'tsx'];
   const worker = new Worker(new URL('./consumer-thread.ts', import.meta.url), { workerData: data, execArgv });
   let stopped: (() => void) | undefined;
   const exited = new Promise<void>((resolve) => worker.once('exit', () => resolve()));
@@ -93,16 +93,21 @@ export async function startConsumerThread(data: ConsumerThreadData, log: (line: 
 }
 
 /**
- * The module-loading options of `execArgv` (`--import`, `--require`, `--loader`, `--conditions`, with their
- * values), the only ones a worker needs; V8 and process-wide options (`--max-semi-space-size`, `--cpu-prof`,
- * …) apply to the whole process already, and a Worker refuses them in its own execArgv.
+ * What of this process's `execArgv` the consumer thread gets: the module-loading options (`--import`,
+ * `--require`, `--loader`, `--conditions`, with their values) and the per-thread profilers (`--cpu-prof*`,
+ * `--heap-prof*`). V8 and process-wide options (`--max-semi-space-size`, `--title`, …) already apply to the
+ * whole process, and a Worker refuses them in its own execArgv (the thread would not start).
  */
-export function loaderArgs(execArgv: readonly string[]): string[] {
+export function workerExecArgv(execArgv: readonly string[]): string[] {
   const withValue = new Set(['--import', '--require', '-r', '--loader', '--experimental-loader', '--conditions', '-C']);
   const kept: string[] = [];
   for (let i = 0; i < execArgv.length; i += 1) {
     const arg = execArgv[i]!;
     const name = arg.split('=')[0]!;
+    if (/^--(cpu|heap)-prof/.test(name)) {
+      kept.push(arg);
+      continue;
+    }
     if (!withValue.has(name)) continue;
     kept.push(arg);
     if (!arg.includes('=') && i + 1 < execArgv.length) kept.push(execArgv[(i += 1)]!);
