@@ -97,11 +97,20 @@ export async function lockJobForAttempt(
   const now = opts.now ?? new Date();
   const lockUntil = new Date(now.getTime() + (opts.leaseMs ?? DEFAULT_LEASE_MS));
   const results = await runAtomically(lockStatements(jobId, holder, now, lockUntil));
-  const rows = results.at(-2) as AiJob[];
-  if (rows.length === 0) throw await explainRefusal(db, jobId, 'lockJob', now);
-  const [snapshot] = results.at(-1) as Record<string, unknown>[];
-  return { job: rows[0] as AiJob, snapshot: snapshot ? toSnapshot(snapshot) : null };
+  const [row] = results.at(-1) as Record<string, unknown>[];
+  if (!row) throw await explainRefusal(db, jobId, 'lockJob', now);
+  const job: Record<string, unknown> = {};
+  const snapshot: Record<string, unknown> = {};
+  for (const [column, value] of Object.entries(row)) {
+    if (column.startsWith(SNAPSHOT_PREFIX)) snapshot[column.slice(SNAPSHOT_PREFIX.length)] = value;
+    else job[column] = value;
+  }
+  return { job: job as unknown as AiJob, snapshot: snapshot.id == null ? null : toSnapshot(snapshot) };
 }
+
+/** The snapshot's columns, read with the locked row (a LEFT JOIN, so a job without one still locks). */
+const SNAPSHOT_COLUMNS = ['id', 'jobId', 'schemaVersion', 'content', 'contentHash', 'redactionVersion', 'expiresAt', 'createdAt'] as const;
+const SNAPSHOT_PREFIX = 'snapshot.';
 
 /** A snapshot row as the raw driver returns it: `content` is JSON text on MariaDB, parsed JSON on MySQL 8. */
 function toSnapshot(raw: Record<string, unknown>): AiJobSnapshot {
@@ -111,7 +120,8 @@ function toSnapshot(raw: Record<string, unknown>): AiJobSnapshot {
 
 /**
  * The compare-and-set, the audit row (only when the update matched; running → queued being illegal,
- * attempt 1 is exactly the queued → running edge), the locked row and the job's snapshot, in one script.
+ * attempt 1 is exactly the queued → running edge), and the locked row with the job's snapshot (one joined
+ * read), in one script.
  *
  * Whether the update matched is read back from the row itself, not from session state (no `@variable`, no
  * `ROW_COUNT()`: RDS Proxy pins a session that sets a user variable, see docs/deploy.md): the audit insert and
@@ -135,8 +145,12 @@ function lockStatements(jobId: string, holder: string, now: Date, lockUntil: Dat
             FROM \`AiJob\` WHERE ${ours}`,
       values: [newId(), holder.slice(0, 128), now, ...oursValues],
     },
-    { sql: `SELECT * FROM \`AiJob\` WHERE ${ours}`, values: oursValues },
-    { sql: 'SELECT * FROM `AiJobSnapshot` WHERE jobId = ?', values: [jobId] },
+    {
+      sql: `SELECT j.*, ${SNAPSHOT_COLUMNS.map((c) => `s.\`${c}\` AS \`${SNAPSHOT_PREFIX}${c}\``).join(', ')}
+            FROM \`AiJob\` j LEFT JOIN \`AiJobSnapshot\` s ON s.jobId = j.id
+            WHERE j.id = ? AND j.lifecycleStatus = 'running' AND j.lockedBy = ? AND j.lockedAt = ? AND j.lockUntil = ?`,
+      values: oursValues,
+    },
   ];
 }
 
