@@ -51,8 +51,11 @@
  * peers alike).
  * One run at a time: a second run drops and recreates the databases under the first (its creates then fail).
  * Env: DATABASE_URL (MariaDB server), BENCH_PG_URL (postgres://postgres@127.0.0.1:5432), BENCH_REDIS (127.0.0.1:6379).
+ * BENCH_ROUNDS=<n> (5): the peer_ratio pair and the handoff pair n times, alternating as above, each round paced at
+ * its own ours-http unpaced submit rate; a `rounds=` line lists each round's figures and the last two lines give
+ * their medians. ours-inproc and BullMQ run once, after the rounds.
  * Last two lines: peer_ratio=<ours-http jobs/s ÷ graphile-worker jobs/s> and handoff_p50_ms=<ours-http paced,
- * createdAt → startedAt p50>.
+ * createdAt → startedAt p50> (medians over the rounds).
  */
 import { spawn } from 'node:child_process';
 import { once } from 'node:events';
@@ -135,10 +138,10 @@ async function oursRun(system: string, mode: RunFigures['mode'], plan: LoadPlan,
 const http = (plan: LoadPlan, runId: string) => () => submitOverHttp(host, tokens, plan, runId);
 const inproc = (plan: LoadPlan, runId: string) => () => host.request<{ load: { firstSentMs: number; lastReturnedMs: number }; ids: string[] }>({ cmd: 'inproc', plan, runId, users: USERS });
 
-async function peerRun(system: PeerSystem, results: pg.Pool, mode: RunFigures['mode'], plan: LoadPlan): Promise<RunFigures> {
+async function peerRun(system: PeerSystem, results: pg.Pool, mode: RunFigures['mode'], plan: LoadPlan, tag = ''): Promise<RunFigures> {
   system.timings.started.clear();
   system.timings.done.clear();
-  const runId = `${system.name}-${mode}`;
+  const runId = `${system.name}-${mode}${tag}`;
   const keys: string[] = [];
   const cpu = startCpuMeter({ bench: () => [process.pid], postgres: () => pidsNamed('postgres'), redis: () => pidsNamed('redis-server'), emulators: () => [emulators.pid!] });
   const load = await offerLoad(plan, async (i) => {
@@ -190,30 +193,36 @@ function portOpen(hostName: string, port: number): Promise<boolean> {
 }
 
 // ---- timed runs: ours-http unpaced and graphile-worker unpaced back to back (the peer_ratio pair), then
-// graphile-worker and ours-http paced (the handoff pair), so the shared machine's load drifts least between them.
+// graphile-worker and ours-http paced (the handoff pair), so the shared machine's load drifts least between them;
+ // BENCH_ROUNDS times (default 5), each round paced at its own ours-http unpaced submit rate.
 const figures: RunFigures[] = [];
 const unpaced: LoadPlan = { jobs, clients };
 const profileDir = env.BENCH_CPU_PROF;
+const rounds = Math.max(1, Math.floor(Number(env.BENCH_ROUNDS ?? 5)));
 await warmOurs();
-if (profileDir) await host.request({ cmd: 'profile-start' });
-const httpUnpaced = await oursRun('ours-http', 'unpaced', unpaced, http(unpaced, 'hu'));
-if (profileDir) {
-  await mkdir(profileDir, { recursive: true });
-  const file = await host.request<string>({ cmd: 'profile-stop', file: join(profileDir, `ours-http-unpaced-${Date.now()}.cpuprofile`) });
-  report(`cpu profile (runtime process, ours-http unpaced): ${file}`);
+const graphile = results ? await startGraphilePeer({ databaseUrl: pgUrl, mockAiUrl: endpoints.mockAiUrl, concurrency: peerConcurrency, clients }) : undefined;
+if (graphile) await warmPeer(graphile);
+else report(`graphile-worker: skipped (PostgreSQL at ${pgBase} refused the connection)`);
+const roundFigures: { httpUnpaced: RunFigures; httpPaced: RunFigures; graphileUnpaced?: RunFigures | undefined }[] = [];
+let paced: LoadPlan = unpaced;
+for (let r = 0; r < rounds; r += 1) {
+  const tag = rounds > 1 ? `-r${r + 1}` : '';
+  if (profileDir && r === 0) await host.request({ cmd: 'profile-start' });
+  const httpUnpaced = await oursRun('ours-http', 'unpaced', unpaced, http(unpaced, `hu${tag}`));
+  if (profileDir && r === 0) {
+    await mkdir(profileDir, { recursive: true });
+    const file = await host.request<string>({ cmd: 'profile-stop', file: join(profileDir, `ours-http-unpaced-${Date.now()}.cpuprofile`) });
+    report(`cpu profile (runtime process, ours-http unpaced): ${file}`);
+  }
+  paced = { jobs, clients, ratePerSecond: Number(env.BENCH_RATE) || httpUnpaced.submitPerSecond };
+  const graphileUnpaced = graphile && results ? await peerRun(graphile, results, 'unpaced', unpaced, tag) : undefined;
+  if (graphile && results) figures.push(graphileUnpaced!, await peerRun(graphile, results, 'paced', paced, tag));
+  const httpPaced = await oursRun('ours-http', 'paced', paced, http(paced, `hp${tag}`));
+  figures.push(httpUnpaced, httpPaced);
+  roundFigures.push({ httpUnpaced, httpPaced, graphileUnpaced });
 }
-const rate = Number(env.BENCH_RATE) || httpUnpaced.submitPerSecond;
-const paced: LoadPlan = { jobs, clients, ratePerSecond: rate };
-let graphileUnpaced: RunFigures | undefined;
-if (results) {
-  const graphile = await startGraphilePeer({ databaseUrl: pgUrl, mockAiUrl: endpoints.mockAiUrl, concurrency: peerConcurrency, clients });
-  await warmPeer(graphile);
-  graphileUnpaced = await peerRun(graphile, results, 'unpaced', unpaced);
-  figures.push(graphileUnpaced, await peerRun(graphile, results, 'paced', paced));
-  await graphile.stop();
-} else report(`graphile-worker: skipped (PostgreSQL at ${pgBase} refused the connection)`);
-const httpPaced = await oursRun('ours-http', 'paced', paced, http(paced, 'hp'));
-figures.unshift(httpUnpaced, httpPaced,
+await graphile?.stop();
+figures.push(
   await oursRun('ours-inproc', 'unpaced', unpaced, inproc(unpaced, 'iu')),
   await oursRun('ours-inproc', 'paced', paced, inproc(paced, 'ip')));
 await host.stop();
@@ -277,10 +286,20 @@ for (const f of figures) {
   report(`  ${f.system.padEnd(16)} ${f.mode.padEnd(7)} ${f.jobsPerSecond.toFixed(1).padStart(7)}  start ${percentile(f.toStartMs, 50).toFixed(1).padStart(7)}  done ${percentile(f.toDoneMs, 50).toFixed(1).padStart(7)}  ${f.cpuPerJob ? formatCpu(f.cpuPerJob) : ''}`);
 }
 const cpuTotal = (f?: RunFigures) => (f?.cpuPerJob ? Object.values(f.cpuPerJob).reduce((a, b) => a + b, 0) : 0);
-if (cpuTotal(graphileUnpaced) > 0 && cpuTotal(httpUnpaced) > 0) {
+const median = (values: number[]) => percentile(values, 50);
+const ratios = roundFigures.filter((r) => r.graphileUnpaced).map((r) => r.httpUnpaced.jobsPerSecond / r.graphileUnpaced!.jobsPerSecond);
+const cpuRatios = roundFigures.filter((r) => cpuTotal(r.graphileUnpaced) > 0 && cpuTotal(r.httpUnpaced) > 0)
+  .map((r) => cpuTotal(r.graphileUnpaced) / cpuTotal(r.httpUnpaced));
+const handoffs = roundFigures.map((r) => percentile(r.httpPaced.toStartMs, 50));
+if (rounds > 1) {
+  // One figure per round, then the medians below: on this shared machine single runs drift by a third.
+  console.log(`rounds=${rounds} peer_ratio_by_round=${ratios.map((v) => v.toFixed(2)).join(',') || 'n/a'} handoff_p50_ms_by_round=${handoffs.map((v) => v.toFixed(1)).join(',')}`);
+}
+if (cpuRatios.length > 0) {
   // What peer_ratio tends to on a machine the bench saturates, with less run-to-run noise: CPU per job is
   // what the two cores are shared by.
-  console.log(`cpu_per_job_ratio=${(cpuTotal(graphileUnpaced) / cpuTotal(httpUnpaced)).toFixed(2)} (graphile-worker ${cpuTotal(graphileUnpaced).toFixed(2)} ms ÷ ours-http ${cpuTotal(httpUnpaced).toFixed(2)} ms, unpaced)`);
+  const last = roundFigures.at(-1)!;
+  console.log(`cpu_per_job_ratio=${median(cpuRatios).toFixed(2)} (graphile-worker ${cpuTotal(last.graphileUnpaced).toFixed(2)} ms ÷ ours-http ${cpuTotal(last.httpUnpaced).toFixed(2)} ms, unpaced${rounds > 1 ? ', last round; ratio: median of the rounds' : ''})`);
 }
-console.log(`peer_ratio=${graphileUnpaced ? (httpUnpaced.jobsPerSecond / graphileUnpaced.jobsPerSecond).toFixed(2) : 'n/a'}`);
-console.log(`handoff_p50_ms=${percentile(httpPaced.toStartMs, 50).toFixed(1)}`);
+console.log(`peer_ratio=${ratios.length > 0 ? median(ratios).toFixed(2) : 'n/a'}`);
+console.log(`handoff_p50_ms=${median(handoffs).toFixed(1)}`);
