@@ -133,7 +133,7 @@ export interface SuccessScript {
  * (succeeded, this lease version, this output hash, this finish time). The claim's UPDATE keeps the row locked
  * to the COMMIT. On a refusal nothing after the guard runs and the transaction rolls back; the caller then reads
  * the row to explain it. (Before, each INSERT was an `INSERT … SELECT … WHERE <the claim's values>`: one
- * optimizer pass per row, a quarter of the database's CPU per job in bench:peers.)
+ * optimizer pass per row; with the other SELECTs, a quarter of the database's CPU per job in bench:peers.)
  * Undefined when the script would be too large for one statement under 16 KB.
  */
 export function successScript(
