@@ -2,20 +2,21 @@
  * The only writer of `AiJob.lifecycleStatus` (ADR-003 §1.4). Each function is one edge of the table in
  * ./states.ts, done as a compare-and-set on the expected state (and, where a lease is involved, on holder and
  * lease version — the fencing token), together with its AiJobTransition audit row in the same transaction.
- * A lost race raises a typed error and writes nothing. The engine's running → succeeded edge, as the
- * projection takes it, lives in ./lifecycle-success.ts.
+ * A lost race raises a typed error and writes nothing. The lock (queued → running, one round trip on the raw
+ * pool) lives in ./lifecycle-lock.ts; the engine's running → succeeded edge, as the projection takes it, in
+ * ./lifecycle-success.ts.
  */
-import { inTransaction, type AiJob, type AiJobSnapshot, type Db, type Prisma } from '../db/client.ts';
+import { inTransaction, type AiJob, type Db, type Prisma } from '../db/client.ts';
 import { newId } from '../db/ids.ts';
 import { executeInTransaction, executeTogether, insertStatement, type SqlStatement } from '../db/sql.ts';
-import { runAtomically } from '../db/sql-pool.ts';
 import { isTerminal, type JobState, type TransitionName } from './states.ts';
 import { addJobTerminalEvent } from '../outbox/job-events.ts';
 import { claimSuccess, successStatements } from './lifecycle-success.ts';
 import { explainRefusal } from './lifecycle-refusals.ts';
+import { DEFAULT_LEASE_MS } from './lifecycle-lock.ts';
 import { JobNotFoundError, LeaseLostError, StaleTransitionError } from './lifecycle-errors.ts';
 
-export const DEFAULT_LEASE_MS = 60_000;
+export { DEFAULT_LEASE_MS, lockJob, lockJobForAttempt } from './lifecycle-lock.ts';
 
 /**
  * Identifies one lease: only its holder, at this version, may extend, release or finish the job.
@@ -71,87 +72,6 @@ export function queuedJobInsert(row: NewJobRow, meta: TransitionMeta, now = new 
     reason: meta.reason?.slice(0, 255) ?? null, createdAt: now,
   });
   return { job, statements: [insertStatement('AiJob', job), transition] };
-}
-
-/**
- * Takes the lease for the next attempt: from `queued`, or from `running` when the lease was released or has
- * expired. Increments attemptCount and leaseVersion, sets startedAt on the first attempt, writes the audit row.
- * Never part of a caller's transaction (ADR-003 §1.6: the lock must be visible to other workers at once), so it
- * runs as its own transaction in one round trip on the raw pool; `db` only explains a refusal:
- * LeaseHeldError when another worker holds a live lease, StaleTransitionError when the job is terminal,
- * JobNotFoundError when it does not exist.
- */
-export async function lockJob(
-  db: Db, jobId: string, holder: string, opts: { leaseMs?: number; now?: Date } = {},
-): Promise<AiJob> {
-  return (await lockJobForAttempt(db, jobId, holder, opts)).job;
-}
-
-/**
- * {@link lockJob}, also returning the job's input snapshot read in the same round trip (the attempt runs on
- * it next; null when it is gone, e.g. removed by retention).
- */
-export async function lockJobForAttempt(
-  db: Db, jobId: string, holder: string, opts: { leaseMs?: number; now?: Date } = {},
-): Promise<{ job: AiJob; snapshot: AiJobSnapshot | null }> {
-  const now = opts.now ?? new Date();
-  const lockUntil = new Date(now.getTime() + (opts.leaseMs ?? DEFAULT_LEASE_MS));
-  const results = await runAtomically(lockStatements(jobId, holder, now, lockUntil));
-  const [row] = results.at(-1) as Record<string, unknown>[];
-  if (!row) throw await explainRefusal(db, jobId, 'lockJob', now);
-  const job: Record<string, unknown> = {};
-  const snapshot: Record<string, unknown> = {};
-  for (const [column, value] of Object.entries(row)) {
-    if (column.startsWith(SNAPSHOT_PREFIX)) snapshot[column.slice(SNAPSHOT_PREFIX.length)] = value;
-    else job[column] = value;
-  }
-  return { job: job as unknown as AiJob, snapshot: snapshot.id == null ? null : toSnapshot(snapshot) };
-}
-
-/** The snapshot's columns, read with the locked row (a LEFT JOIN, so a job without one still locks). */
-const SNAPSHOT_COLUMNS = ['id', 'jobId', 'schemaVersion', 'content', 'contentHash', 'redactionVersion', 'expiresAt', 'createdAt'] as const;
-const SNAPSHOT_PREFIX = 'snapshot.';
-
-/** A snapshot row as the raw driver returns it: `content` is JSON text on MariaDB, parsed JSON on MySQL 8. */
-function toSnapshot(raw: Record<string, unknown>): AiJobSnapshot {
-  const content = raw.content;
-  return { ...(raw as unknown as AiJobSnapshot), content: typeof content === 'string' ? JSON.parse(content) : content };
-}
-
-/**
- * The compare-and-set, the audit row (only when the update matched; running → queued being illegal,
- * attempt 1 is exactly the queued → running edge), and the locked row with the job's snapshot (one joined
- * read), in one script.
- *
- * Whether the update matched is read back from the row itself, not from session state (no `@variable`, no
- * `ROW_COUNT()`: RDS Proxy pins a session that sets a user variable, see docs/deploy.md): the audit insert and
- * the returned row require `lockedBy`, `lockedAt` and `lockUntil` to hold this claim's values. Our
- * transaction holds the row's lock from the update on, so nobody else can write them meanwhile; and a row
- * left with exactly these values by an earlier claim would be this holder's own lease of the same instant.
- */
-function lockStatements(jobId: string, holder: string, now: Date, lockUntil: Date): SqlStatement[] {
-  const ours = "id = ? AND lifecycleStatus = 'running' AND lockedBy = ? AND lockedAt = ? AND lockUntil = ?";
-  const oursValues = [jobId, holder, now, lockUntil];
-  return [
-    {
-      sql: `UPDATE \`AiJob\` SET lifecycleStatus = 'running', lockedBy = ?, lockedAt = ?, lockUntil = ?,
-              leaseVersion = leaseVersion + 1, attemptCount = attemptCount + 1, startedAt = COALESCE(startedAt, ?), updatedAt = ?
-            WHERE id = ? AND (lifecycleStatus = 'queued' OR (lifecycleStatus = 'running' AND (lockedBy IS NULL OR lockUntil < ?)))`,
-      values: [holder, now, lockUntil, now, now, jobId, now],
-    },
-    {
-      sql: `INSERT INTO \`AiJobTransition\` (id, jobId, fromStatus, toStatus, actor, reason, leaseVersion, createdAt)
-            SELECT ?, id, IF(attemptCount = 1, 'queued', 'running'), 'running', ?, CONCAT('attempt ', attemptCount), leaseVersion, ?
-            FROM \`AiJob\` WHERE ${ours}`,
-      values: [newId(), holder.slice(0, 128), now, ...oursValues],
-    },
-    {
-      sql: `SELECT j.*, ${SNAPSHOT_COLUMNS.map((c) => `s.\`${c}\` AS \`${SNAPSHOT_PREFIX}${c}\``).join(', ')}
-            FROM \`AiJob\` j LEFT JOIN \`AiJobSnapshot\` s ON s.jobId = j.id
-            WHERE j.id = ? AND j.lifecycleStatus = 'running' AND j.lockedBy = ? AND j.lockedAt = ? AND j.lockUntil = ?`,
-      values: oursValues,
-    },
-  ];
 }
 
 /**
