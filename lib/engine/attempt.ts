@@ -23,8 +23,8 @@ export interface AttemptResult {
   /** The input the attempt ran on (parsed from the snapshot); projectors reuse it instead of reading it again. */
   input: unknown;
   /**
-   * The ledger row of the call that answered, not written yet: the projection carries it in its round trip,
-   * and every other path must {@link UsageRow.write} it (./usage-ledger.ts).
+   * The ledger row of the call that answered, not written yet: the projection carries it in its transaction,
+   * and every path that does not commit one must {@link UsageRow.write} it (./usage-ledger.ts).
    */
   usage: UsageRow;
 }

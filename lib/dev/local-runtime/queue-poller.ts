@@ -5,12 +5,12 @@
  * visibility timeout (which the consumer may have set to a retry delay) ends. A batch whose handler throws is
  * reported to `onError` and not deleted: its records come back after the visibility timeout.
  *
- * Deletes are the event source's bookkeeping, not the consumer's, so the pollers of a queue share one
+ * Deletes are the event source's bookkeeping, not the consumer's, so the batches of a queue share one
  * {@link DeleteBatcher}: acknowledged records are deleted together, up to 10 per DeleteMessageBatch, at most
- * {@link DELETE_BATCH_WINDOW_MS} after the first of them (bench:peers: one SQS call fewer per job at
- * ~200 jobs/s). A poller does not wait for its deletes before receiving again. Until the delete, the record
- * only stays in flight a little longer: in a FIFO queue its group's next message waits those few
- * milliseconds, and after a crash SQS delivers the record again, which the engine acknowledges as a duplicate.
+ * {@link DELETE_BATCH_WINDOW_MS} after the first of them (at bench:peers' 150–200 jobs/s, several records per
+ * call instead of a call per job). Nothing waits for the deletes. Until its delete a record only stays in
+ * flight a little longer: in a FIFO queue its group's next message waits those few milliseconds, and after a
+ * crash SQS delivers the record again, which the engine acknowledges as a duplicate.
  */
 import { DeleteMessageBatchCommand, ReceiveMessageCommand, type Message, type SQSClient } from '@aws-sdk/client-sqs';
 import type { SQSBatchResponse, SQSEvent, SQSRecord } from 'aws-lambda';
