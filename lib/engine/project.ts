@@ -38,11 +38,11 @@ export async function projectResult(
   if (!projector || projector.rows) {
     // Rows decided without the database (a BusinessValidationError throws here, before anything is sent).
     const rows = projector?.rows ? projector.rows(job, result.output, { input: result.input }) : { rows: [], refs: [] };
-    const script = successScript(job, fence, success, rows, meta);
+    const script = successScript(job, fence, success, rows, meta, result.usage);
     if (script) {
       // Before any lock: a cancel accepted here makes the success claim refuse (CancelRequestedError).
       await deps.checkpoints?.insideProjection?.(job);
-      return settled(await runSuccessScript(job, fence, script, result.usage), job, result, deps);
+      return settled(await runSuccessScript(job, fence, script), job, result, deps);
     }
   }
   // The transaction path bills the call first, in its own autocommit INSERT.

@@ -115,7 +115,6 @@ export function successStatements(succeeded: AiJob, fence: LeaseFence, meta: Tra
 /**
  * RDS Proxy pins a session for a statement over 16 KB: a projection whose script would come near that (a long
  * quiz, say) is not made a script; the caller takes the transaction path, whose statements are each smaller.
- * The margin to 16 KB also holds a {@link CarriedWrite} (a ledger row is under 1 KB).
  */
 const MAX_SCRIPT_BYTES = 12_000;
 
@@ -123,6 +122,8 @@ const MAX_SCRIPT_BYTES = 12_000;
 export interface SuccessScript {
   statements: SqlStatement[];
   succeeded: AiJob;
+  /** The write carried after the guard, if any. */
+  carried?: CarriedWrite | undefined;
 }
 
 /**
@@ -134,10 +135,12 @@ export interface SuccessScript {
  * to the COMMIT. On a refusal nothing after the guard runs and the transaction rolls back; the caller then reads
  * the row to explain it. (Before, each INSERT was an `INSERT … SELECT … WHERE <the claim's values>`: one
  * optimizer pass per row; with the other SELECTs, a quarter of the database's CPU per job in bench:peers.)
- * Undefined when the script would be too large for one statement under 16 KB.
+ * `carried` (the ledger row of the call that answered) goes right after the guard: it commits with the
+ * success, and {@link runSuccessScript} writes it on its own when the claim is refused (the call happened all
+ * the same). Undefined when the script would be too large for one statement under 16 KB.
  */
 export function successScript(
-  job: AiJob, fence: LeaseFence, result: SuccessResult, projection: RowProjection, meta: TransitionMeta,
+  job: AiJob, fence: LeaseFence, result: SuccessResult, projection: RowProjection, meta: TransitionMeta, carried?: CarriedWrite,
 ): SuccessScript | undefined {
   const now = result.now ?? new Date();
   const succeeded = succeededJob(job, result, now);
@@ -147,6 +150,7 @@ export function successScript(
       sql: "SELECT (SELECT 1 UNION ALL SELECT 1 FROM DUAL WHERE NOT EXISTS (SELECT 1 FROM `AiJob` WHERE id = ? AND lifecycleStatus = 'succeeded' AND leaseVersion = ? AND outputHash = ? AND finishedAt = ?)) AS claimed",
       values: [job.id, fence.leaseVersion, result.outputHash, now],
     },
+    ...(carried ? [carried.statement] : []),
     ...projection.rows.map((row) => insertStatement(row.table, row.values)),
     ...projection.refs.map((r) => insertStatement('AiJobArtifact', {
       id: newId(), jobId: job.id, artifactType: r.artifactType, artifactId: r.artifactId, ordinal: r.ordinal, createdAt: now,
@@ -154,23 +158,21 @@ export function successScript(
     ...successStatements(succeeded, fence, meta),
   ];
   const bytes = statements.reduce((n, st) => n + st.sql.length + st.values.reduce<number>((m, v) => m + (typeof v === 'string' ? v.length * 2 + 2 : 24), 0), 0);
-  return bytes > MAX_SCRIPT_BYTES ? undefined : { statements, succeeded };
+  return bytes > MAX_SCRIPT_BYTES ? undefined : { statements, succeeded, carried };
 }
 
 /** MySQL/MariaDB ER_SUBQUERY_NO_1_ROW: here only ever the guard of a refused claim. */
 const ER_SUBQUERY_NO_1_ROW = 1242;
 
 /**
- * Runs a {@link successScript} as one transaction in one round trip. `carried` (the ledger row of the call that
- * answered) goes inside the transaction after the guard: it commits with the success, and is written on its own
- * when the claim is refused (the call happened all the same).
+ * Runs a {@link successScript} as one transaction in one round trip.
  * @returns the succeeded job, or a refusal when the job already succeeded
  * @throws as {@link explainRefusedSuccess}; a failing statement's driver error (everything rolled back)
  */
-export async function runSuccessScript(job: AiJob, fence: LeaseFence, script: SuccessScript, carried?: CarriedWrite): Promise<AiJob | SuccessRefusal> {
-  const [claim, guard, ...rest] = script.statements;
+export async function runSuccessScript(job: AiJob, fence: LeaseFence, script: SuccessScript): Promise<AiJob | SuccessRefusal> {
+  const { carried } = script;
   try {
-    await runAtomically([claim!, guard!, ...(carried ? [carried.statement] : []), ...rest]);
+    await runAtomically(script.statements);
   } catch (err) {
     if ((err as { errno?: number } | undefined)?.errno !== ER_SUBQUERY_NO_1_ROW) throw err;
     // Refused (rolled back): bill the call, then say why from the row as it stands (a refusal's reason, once
