@@ -29,10 +29,15 @@ export interface OursHost {
   stop(): Promise<void>;
 }
 
+/** BENCH_HOST_NODE_FLAGS: extra node flags for the runtime host and the emulators (experiments). */
+export function hostNodeFlags(): string[] {
+  return process.env.BENCH_HOST_NODE_FLAGS?.split(' ').filter(Boolean) ?? [];
+}
+
 /** Forks ./ours-host.ts on `databaseUrl`; resolves when its runtime serves HTTP. */
 export async function startOursHost(databaseUrl: string, endpoints: object): Promise<OursHost> {
   const child: ChildProcess = fork(fileURLToPath(new URL('./ours-host.ts', import.meta.url)), [databaseUrl, JSON.stringify(endpoints)], {
-    execArgv: ['--import', 'tsx', ...(process.env.BENCH_HOST_NODE_FLAGS?.split(' ').filter(Boolean) ?? []), ...(process.env.BENCH_CPU_PROF_HOST ? ['--cpu-prof', `--cpu-prof-dir=${process.env.BENCH_CPU_PROF_HOST}`] : [])], stdio: ['ignore', 'pipe', 'pipe', 'ipc'],
+    execArgv: ['--import', 'tsx', ...hostNodeFlags(), ...(process.env.BENCH_CPU_PROF_HOST ? ['--cpu-prof', `--cpu-prof-dir=${process.env.BENCH_CPU_PROF_HOST}`] : [])], stdio: ['ignore', 'pipe', 'pipe', 'ipc'],
   });
   // The runtime's loggers write JSON lines (ERROR to stderr, the rest to stdout): counted, kept off the bench's output.
   let logCounts = new Map<string, number>();
