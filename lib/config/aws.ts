@@ -79,14 +79,19 @@ export function endpointFor(service: 'SQS' | 'EVENTBRIDGE', env: Env = process.e
   return env[`AWS_ENDPOINT_URL_${service}`]?.trim() || env.AWS_ENDPOINT_URL?.trim() || undefined;
 }
 
-/** An SQS client for this environment (explicit endpoint when configured). */
+/**
+ * An SQS client for this environment (explicit endpoint when configured). `cacheMiddleware`: the SDK resolves
+ * each command's middleware stack once instead of on every call (measured: 0.05–0.1 ms of CPU less per call;
+ * an SQS call costs 0.4–0.6 ms of CPU in the SDK, against 0.12 ms for the bare HTTP request). The price:
+ * middleware added to the client after its first call of a command is not seen by that command.
+ */
 export function createSqsClient(env: Env = process.env, overrides: { maxAttempts?: number } = {}): SQSClient {
-  return new SQSClient({ region: awsRegion(env), endpoint: endpointFor('SQS', env), ...overrides });
+  return new SQSClient({ region: awsRegion(env), endpoint: endpointFor('SQS', env), cacheMiddleware: true, ...overrides });
 }
 
-/** An EventBridge client for this environment (explicit endpoint when configured). */
+/** An EventBridge client for this environment (explicit endpoint when configured; `cacheMiddleware` as above). */
 export function createEventBridgeClient(env: Env = process.env, overrides: { maxAttempts?: number } = {}): EventBridgeClient {
-  return new EventBridgeClient({ region: awsRegion(env), endpoint: endpointFor('EVENTBRIDGE', env), ...overrides });
+  return new EventBridgeClient({ region: awsRegion(env), endpoint: endpointFor('EVENTBRIDGE', env), cacheMiddleware: true, ...overrides });
 }
 
 function required(env: Env, key: string): string {
