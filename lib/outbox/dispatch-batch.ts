@@ -9,7 +9,7 @@
 import type { DispatcherDeps } from './dispatcher-deps.ts';
 import { settleHeldBatch, type HeldOutboxBatch } from './held-claim.ts';
 import type { ClaimedOutboxEvent, DispatchRow } from './outbox-claims.ts';
-import { giveUpOutboxEvent, markOutboxPublished, scheduleOutboxRetry } from './outbox-settlement.ts';
+import { giveUpOutboxEvent, markOutboxPublished, publishedUnder, scheduleOutboxRetry } from './outbox-settlement.ts';
 import type { KnownJob, SendContext, SendOutcome } from './routes.ts';
 import { describeError } from './send-helpers.ts';
 import { DISPATCH_FAILED } from './sqs-sender.ts';
@@ -46,14 +46,29 @@ export async function sendAndSettle(
   if (rows.length === 0) return { published: 0, retried: 0, dead: 0, failed: 0 };
   // A held batch's lookups run in its own transaction: no second connection per batch in flight.
   const sql = claim.kind === 'held' && claim.batch.connection ? claim.batch.connection : deps.sql;
+  const outcomes = await sendClaimed(deps, rows, { sql, ...(signal ? { signal } : {}), ...(knownJobs ? { knownJobs } : {}) });
+  return (await settle(deps, claim, rows, outcomes)).counts;
+}
+
+/** Sends rows through their routes (grouped by event type); one outcome per row. Never throws. */
+export async function sendClaimed(deps: DispatcherDeps, rows: readonly ClaimedOutboxEvent[], ctx: SendContext): Promise<SendOutcome[]> {
   const byType = new Map<string, ClaimedOutboxEvent[]>();
   for (const row of rows) {
     const group = byType.get(row.eventType);
     if (group) group.push(row);
     else byType.set(row.eventType, [row]);
   }
-  const outcomes = (await Promise.all([...byType].map(([type, group]) => sendGroup(deps, type, group, { sql, ...(signal ? { signal } : {}), ...(knownJobs ? { knownJobs } : {}) })))).flat();
-  return settle(deps, claim, rows, outcomes);
+  return (await Promise.all([...byType].map(([type, group]) => sendGroup(deps, type, group, ctx)))).flat();
+}
+
+/**
+ * Settles rows of one lease by their send outcomes (see {@link sendAndSettle}).
+ * @returns the counts, and the ids now `published` under `holder` (a row whose lease was lost is not).
+ */
+export async function settleLease(
+  deps: DispatcherDeps, rows: readonly ClaimedOutboxEvent[], holder: string, outcomes: SendOutcome[],
+): Promise<{ counts: SettleCounts; publishedIds: readonly string[] }> {
+  return settle(deps, { kind: 'lease', rows, holder }, rows, outcomes);
 }
 
 async function sendGroup(deps: DispatcherDeps, eventType: string, rows: ClaimedOutboxEvent[], ctx: SendContext): Promise<SendOutcome[]> {
@@ -86,13 +101,14 @@ interface SettlePlan {
 
 async function settle(
   deps: DispatcherDeps, claim: DispatchClaim, rows: readonly ClaimedOutboxEvent[], outcomes: SendOutcome[],
-): Promise<SettleCounts> {
+): Promise<{ counts: SettleCounts; publishedIds: readonly string[] }> {
   const now = deps.policy.now();
   const plan = planSettlement(deps, rows, outcomes, now);
   for (const { ids, attempt, error, availableAt } of plan.retries) {
     deps.logger.warn('outbox send failed; will retry', { outboxIds: ids, attempt, availableAt: availableAt.toISOString(), error });
   }
   const counts: SettleCounts = { published: 0, retried: 0, dead: 0, failed: 0 };
+  let publishedIds: readonly string[] = plan.published;
   if (claim.kind === 'held') {
     const written = await settleHeldBatch(claim.batch, {
       published: plan.published,
@@ -103,6 +119,8 @@ async function settle(
     counts.retried = written.retried;
   } else {
     counts.published = await markOutboxPublished(deps.sql, plan.published, claim.holder, now);
+    // Fewer marked than sent: some lease ended and another dispatcher holds (or sent) the row. Which ones?
+    if (counts.published < plan.published.length) publishedIds = await publishedUnder(deps.sql, plan.published, claim.holder);
     for (const { ids, error, availableAt } of plan.retries) {
       counts.retried += await scheduleOutboxRetry(deps.sql, ids, claim.holder, { availableAt, error, now });
     }
@@ -112,7 +130,7 @@ async function settle(
   for (const g of plan.giveUps) {
     if (await giveUp(deps, g.row, g.status, g.reason, g.attempted)) counts[g.status] += 1;
   }
-  return counts;
+  return { counts, publishedIds };
 }
 
 /**

@@ -19,6 +19,7 @@ import { abandonHeldBatch, claimDueOutboxBatch, type HeldOutboxBatch } from './h
 import { claimOutboxEventById, releaseExpiredOutboxLocks, type ClaimContext, type ClaimedOutboxEvent } from './outbox-claims.ts';
 import type { KnownJob } from './routes.ts';
 import { describeError } from './send-helpers.ts';
+import { eagerBatcherOf, eagerHolder } from './eager-batcher.ts';
 
 export { UNKNOWN_EVENT_TYPE } from './dispatch-batch.ts';
 export { DISPATCH_FAILED } from './sqs-sender.ts';
@@ -158,9 +159,10 @@ export async function dispatchOutboxEventById(id: string, deps?: DispatcherDeps)
 export async function dispatchClaimedOutboxEvent(
   row: ClaimedOutboxEvent, job: KnownJob, deps?: DispatcherDeps,
 ): Promise<EagerDispatchResult> {
+  // Coalesced with the other eager sends of this process (./eager-batcher.ts); the budget stays this row's.
   return runEager(row.id, deps, async (resolved, signal) => {
-    const counts = await sendAndSettle(resolved, { kind: 'lease', rows: [row], holder: row.lockedBy }, signal, new Map([[row.aggregateId, job]]));
-    return eagerResult(resolved, row.id, counts, signal);
+    const published = await eagerBatcherOf(resolved).submit(row, job, signal);
+    return eagerResult(resolved, row.id, published ? 1 : 0, signal);
   });
 }
 
@@ -199,11 +201,11 @@ async function dispatchOne(deps: DispatcherDeps, id: string, signal: AbortSignal
   const row = await claimOutboxEventById(deps.sql, id, newClaim(deps, deps.policy.now()));
   if (!row) return 'skipped';
   const counts = await sendAndSettle(deps, { kind: 'lease', rows: [row], holder: row.lockedBy }, signal);
-  return eagerResult(deps, id, counts, signal);
+  return eagerResult(deps, id, counts.published, signal);
 }
 
-function eagerResult(deps: DispatcherDeps, id: string, counts: SettleCounts, signal: AbortSignal): EagerDispatchResult {
-  if (counts.published === 1) return 'published';
+function eagerResult(deps: DispatcherDeps, id: string, published: number, signal: AbortSignal): EagerDispatchResult {
+  if (published === 1) return 'published';
   if (signal.aborted) deps.logger.warn('eager dispatch ran out of time; the scheduled dispatcher will send the row', { outboxId: id });
   return 'failed';
 }
@@ -213,7 +215,7 @@ function eagerResult(deps: DispatcherDeps, id: string, counts: SettleCounts, sig
  * own ({@link dispatchClaimedOutboxEvent}). Its lease covers the eager budget and its backstop, plus a margin.
  */
 export function eagerClaim(deps: DispatcherDeps, now: Date): ClaimContext {
-  return { holder: `${deps.instanceId.slice(0, 100)}:${newId()}`, now, leaseUntil: new Date(now.getTime() + deps.policy.eagerTimeoutMs + EAGER_LEASE_MARGIN_MS) };
+  return { holder: eagerHolder(deps), now, leaseUntil: new Date(now.getTime() + deps.policy.eagerTimeoutMs + EAGER_LEASE_MARGIN_MS) };
 }
 
 /** What an eager lease adds to the eager budget: the 1 s backstop and 2 s for the settle. */

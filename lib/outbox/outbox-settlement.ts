@@ -35,6 +35,15 @@ export async function markOutboxPublished(sql: SqlPool, ids: readonly string[], 
   ));
 }
 
+/** Which of `ids` are `published` under `holder` (after {@link markOutboxPublished} marked fewer than asked). */
+export async function publishedUnder(sql: SqlPool, ids: readonly string[], holder: string): Promise<string[]> {
+  if (ids.length === 0) return [];
+  const rows = (await sql.query(
+    `SELECT id FROM OutboxEvent WHERE id IN (${placeholders(ids.length)}) AND lockedBy = ? AND status = 'published'`, [...ids, holder],
+  )) as { id: string }[];
+  return rows.map((r) => r.id);
+}
+
 /**
  * Returns rows whose send failed to `pending` (one statement for rows failing alike): one more attempt
  * counted, due again at `availableAt`.
