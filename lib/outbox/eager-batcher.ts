@@ -1,9 +1,10 @@
 /**
  * Eager sends of one process, coalesced: while a send is in flight, the rows created meanwhile wait for it,
  * then go together in one SendMessageBatch and one settle statement. No timer and no window: an idle process
- * sends its row at once; a busy one sends fewer, larger batches. Measured in the peers bench (4 clients,
- * ~300 creates/s on the local runtime): 77% of creates found another eager send in flight. On Lambda a
- * container serves one request at a time, so every batch there holds one row and nothing changes.
+ * sends its row at once; a busy one sends fewer, larger batches. Measured in the peers bench on the local
+ * runtime: eager settles per job 1.00 → 0.77–0.84 at 4 clients, → 0.45 at 16 clients (where jobs/s rose by a
+ * quarter; docs/performance.md). On Lambda a container serves one request at a time, so every batch there
+ * holds one row and nothing changes.
  *
  * The next batch's send overlaps the previous batch's settle. Each row keeps its own time budget (the
  * caller's signal). A batch's send is aborted when the budget of any of its rows runs out (the oldest row's
