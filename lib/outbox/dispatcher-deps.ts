@@ -43,6 +43,11 @@ export interface DispatchPolicy {
   /** Time budget of eager dispatch, which the creating request waits for; the scheduled run does the rest. */
   eagerTimeoutMs: number;
   /**
+   * How long a new row waits behind this process's eager send in flight, to go out with others in the next
+   * batch (./eager-batcher.ts); behind an older send it starts a send of its own.
+   */
+  eagerWaitMs: number;
+  /**
    * Time budget of one cycle's sends: calls still in flight then are aborted and their rows settled as a
    * failed attempt, so an endpoint that hangs (rather than refuses) still counts towards `dead`.
    */
@@ -56,7 +61,8 @@ export interface DispatchPolicy {
 }
 
 /**
- * 500 rows per claim, 3 batches in flight, 60 s lock TTL, 2 s for eager dispatch, 3 attempts, backoff 5 s then 60 s: a
+ * 500 rows per claim, 3 batches in flight, 60 s lock TTL, 2 s for eager dispatch (a new row waits at most 50 ms
+ * behind the eager send in flight: one to fauxqs takes 1–5 ms), 3 attempts, backoff 5 s then 60 s: a
  * row whose eager dispatch failed is due again before the next scheduled run (so it goes out within about a
  * minute), and a row is only given up — failing its job — after its sends have failed for over a minute.
  * An SQS call takes milliseconds; 2 s is for a slow endpoint, not a normal one. The batch size amortises the
@@ -67,6 +73,7 @@ export const DEFAULT_DISPATCH_POLICY: Readonly<DispatchPolicy> = {
   batchesInFlight: 3,
   lockTtlMs: 60_000,
   eagerTimeoutMs: 2_000,
+  eagerWaitMs: 50,
   sendTimeoutMs: 15_000,
   maxAttempts: 3,
   backoffMs: (attempt) => Math.min(5_000 * 12 ** (attempt - 1), 15 * 60_000),

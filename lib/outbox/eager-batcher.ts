@@ -6,11 +6,12 @@
  * quarter; docs/performance.md). On Lambda a container serves one request at a time, so every batch there
  * holds one row and nothing changes.
  *
- * The next batch's send overlaps the previous batch's settle. Each row keeps its own time budget (the
- * caller's signal). A batch's send is aborted when the budget of any of its rows runs out (the oldest row's
- * first): its rows are settled as failed attempts, and the next batch starts then even if the send never
- * returns. A row whose budget ran out while it waited (only when the event loop stalled past two deadlines)
- * is not sent but settled the same way; the scheduled dispatcher sends both.
+ * The next batch's send overlaps the previous batch's settle. A row never waits behind a send older than
+ * the policy's `eagerWaitMs` (50 ms; a normal one takes a few ms): behind a slow queue endpoint, new rows
+ * start sends of their own instead of queueing behind it. Each row keeps its own time budget (the caller's signal); a
+ * batch's send is aborted when the budget of any of its rows runs out, and its rows are settled as failed
+ * attempts. A row whose budget ran out while it waited (only when the event loop stalled) is not sent but
+ * settled the same way; the scheduled dispatcher sends them.
  *
  * Rows of one process share its eager holder ({@link eagerHolder}), so a batch settles in one statement.
  */
@@ -56,6 +57,8 @@ export function eagerBatcherOf(deps: DispatcherDeps): EagerBatcher {
 
 export class EagerBatcher {
   private sending = false;
+  private sendingSince = 0;
+  private releaseSending: (() => void) | undefined;
   private readonly waiting: WaitingRow[] = [];
 
   constructor(private readonly deps: DispatcherDeps) {}
@@ -63,6 +66,11 @@ export class EagerBatcher {
   /** Rows waiting for the send in flight (for tests and diagnostics). */
   get waitingCount(): number {
     return this.waiting.length;
+  }
+
+  /** How long the send new rows would wait for has been in flight, in ms (0: none; for tests and diagnostics). */
+  get sendingForMs(): number {
+    return this.sending ? Date.now() - this.sendingSince : 0;
   }
 
   /**
@@ -74,6 +82,7 @@ export class EagerBatcher {
     return new Promise((resolve, reject) => {
       this.waiting.push({ row, job, signal, resolve, reject });
       if (!this.sending) this.startNext();
+      else if (this.sendingForMs > this.deps.policy.eagerWaitMs) this.releaseSending?.(); // it goes on; the rows behind it go now
     });
   }
 
@@ -81,13 +90,16 @@ export class EagerBatcher {
     const batch = this.waiting.splice(0, EAGER_BATCH_MAX);
     if (batch.length === 0) return;
     this.sending = true;
+    this.sendingSince = Date.now();
     let released = false;
     const release = () => {
       if (released) return;
       released = true;
       this.sending = false;
+      this.releaseSending = undefined;
       this.startNext();
     };
+    this.releaseSending = release;
     this.run(batch, release).then(
       (published) => { for (const w of batch) w.resolve(published.has(w.row.id)); },
       (err: unknown) => { for (const w of batch) w.reject(err); },

@@ -51,7 +51,8 @@ function gatedEnqueue<D extends DispatcherDeps>(deps: D, opts: { hangFirst?: boo
 describe('eager dispatch, coalesced', () => {
   it('sends the rows created while a send is in flight together, in one batch, and publishes every one', async () => {
     const { queueUrls } = await createTestQueues();
-    const { deps, sends, open } = gatedEnqueue(testDispatcherDeps({ queueUrls }));
+    // Budget and wait long enough that no slow machine reaches them while the test holds the first send.
+    const { deps, sends, open } = gatedEnqueue(testDispatcherDeps({ queueUrls, policy: { eagerTimeoutMs: 60_000, eagerWaitMs: 60_000 } }));
     const first = createJob(request(0), { registry, dispatcher: deps });
     await waitFor(async () => sends.length === 1, 'the first send started');
     const rest = Array.from({ length: 5 }, (_, i) => createJob(request(i + 1), { registry, dispatcher: deps }));
@@ -68,17 +69,13 @@ describe('eager dispatch, coalesced', () => {
     expect(deps.metrics.total('EagerDispatchPublished')).toBe(6);
   });
 
-  it('does not hold up the rows behind a send that hangs past its budget: they go out, the stuck row is left to the scheduled run', async () => {
+  it('does not hold up the rows behind a send that hangs: past the wait they go on their own, the stuck row is left to the scheduled run', async () => {
     const { queueUrls } = await createTestQueues();
-    const { deps, sends } = gatedEnqueue(testDispatcherDeps({ queueUrls, policy: { eagerTimeoutMs: 1_000 } }), { hangFirst: true });
+    const { deps, sends } = gatedEnqueue(testDispatcherDeps({ queueUrls, policy: { eagerTimeoutMs: 2_000 } }), { hangFirst: true });
     const stuck = createJob(request(0), { registry, dispatcher: deps });
-    await waitFor(async () => sends.length === 1, 'the first send started');
-    const behind = createJob(request(1), { registry, dispatcher: deps });
-    // Normally it waits behind the stuck send; on a machine so slow that the stuck send's budget ran out
-    // first, it goes out on its own. Either way it must be sent.
-    await waitFor(async () => eagerBatcherOf(deps).waitingCount === 1 || sends.length === 2, 'a row waiting behind the stuck send');
+    await waitFor(async () => eagerBatcherOf(deps).sendingForMs > deps.policy.eagerWaitMs, 'the first send in flight for longer than the wait');
 
-    const { job } = await behind; // sent once the stuck send's budget ran out, within its own budget
+    const { job } = await createJob(request(1), { registry, dispatcher: deps }); // at once, with its whole budget
     expect(sends).toEqual([1, 1]);
     const sent = (await drainQueue(testSqsClient(), queueUrls.interactive)).map((m) => parseJobMessage(m.Body ?? '').jobId);
     expect(sent).toEqual([job.id]);
@@ -88,5 +85,25 @@ describe('eager dispatch, coalesced', () => {
     expect(byAggregate.get(stuckJob.id)).toMatchObject({ status: 'processing', attemptCount: 0 });
     expect(deps.metrics.total('EagerDispatchPublished')).toBe(1);
     expect(deps.metrics.total('EagerDispatchFailed')).toBe(1);
+  });
+
+  it('lets a row wait behind a send only until the send ends: a send that hangs past its budget frees the rows behind it', async () => {
+    const { queueUrls } = await createTestQueues();
+    // No wait limit here: the budget alone must free the row behind the stuck send.
+    const { deps, sends } = gatedEnqueue(testDispatcherDeps({ queueUrls, policy: { eagerTimeoutMs: 1_000, eagerWaitMs: 60_000 } }), { hangFirst: true });
+    const stuck = createJob(request(0), { registry, dispatcher: deps });
+    await waitFor(async () => sends.length === 1, 'the first send started');
+    const behind = createJob(request(1), { registry, dispatcher: deps }).then(({ job }) => job);
+    await waitFor(async () => eagerBatcherOf(deps).waitingCount === 1 || sends.length === 2, 'a row waiting behind the stuck send');
+
+    const { job: stuckJob } = await stuck; // at its backstop
+    const job = await behind;
+    expect(sends).toEqual([1, 1]); // its send started when the stuck one's budget ran out
+    const byAggregate = new Map((await outboxRows()).map((r) => [r.aggregateId, r]));
+    expect(byAggregate.get(stuckJob.id)).toMatchObject({ status: 'processing', attemptCount: 0 });
+    // Settled either way: sent in what was left of its budget, or back to `pending` as a failed attempt.
+    const row = byAggregate.get(job.id);
+    expect(row?.status === 'published' || (row?.status === 'pending' && row.attemptCount === 1)).toBe(true);
+    expect(eagerBatcherOf(deps).waitingCount).toBe(0);
   });
 });
