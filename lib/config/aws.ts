@@ -81,8 +81,8 @@ export function endpointFor(service: 'SQS' | 'EVENTBRIDGE', env: Env = process.e
 
 /**
  * An SQS client for this environment (explicit endpoint when configured). `cacheMiddleware`: the SDK resolves
- * each command's middleware stack once instead of on every call (measured: 0.05–0.1 ms of CPU less per call;
- * an SQS call costs 0.4–0.6 ms of CPU in the SDK, against 0.12 ms for the bare HTTP request). The price:
+ * each command's middleware stack once instead of on every call (`npm run bench:unit-costs`: a send 0.64 →
+ * 0.53 ms of client CPU, against 0.10 ms for the same request over bare HTTP). The price:
  * middleware added to the client after its first call of a command is not seen by that command.
  */
 export function createSqsClient(env: Env = process.env, overrides: { maxAttempts?: number } = {}): SQSClient {
