@@ -24,7 +24,7 @@
 import type * as mariadb from 'mariadb';
 import { affectedRows, retryOnDeadlock, rollbackAndRelease, type SqlPool } from '../db/sql-pool.ts';
 import {
-  BEGIN_READ_COMMITTED, DISPATCH_COLUMNS, placeholders, toDispatchRow, type ClaimContext, type ClaimedOutboxEvent,
+  BEGIN_READ_COMMITTED, DISPATCH_COLUMNS, OUTBOX_BY_ID, placeholders, toDispatchRow, type ClaimContext, type ClaimedOutboxEvent,
 } from './outbox-claims.ts';
 
 /** A claimed batch: its rows, locked by the open transaction on `connection`. */
@@ -106,21 +106,21 @@ export async function settleHeldBatch(
   const lockedAt = batch.claim.now;
   if (settlement.published.length > 0) {
     statements.push({
-      sql: `UPDATE OutboxEvent SET status = 'published', publishedAt = ?, lockedBy = ?, lockedAt = ?, lastError = NULL, updatedAt = ?
+      sql: `UPDATE ${OUTBOX_BY_ID} SET status = 'published', publishedAt = ?, lockedBy = ?, lockedAt = ?, lastError = NULL, updatedAt = ?
             WHERE id IN (${placeholders(settlement.published.length)}) AND status = 'pending'`,
       values: [now, holder, lockedAt, now, ...settlement.published], counts: 'published',
     });
   }
   for (const retry of settlement.retries) {
     statements.push({
-      sql: `UPDATE OutboxEvent SET attemptCount = attemptCount + 1, availableAt = ?, lastError = ?, updatedAt = ?
+      sql: `UPDATE ${OUTBOX_BY_ID} SET attemptCount = attemptCount + 1, availableAt = ?, lastError = ?, updatedAt = ?
             WHERE id IN (${placeholders(retry.ids.length)}) AND status = 'pending'`,
       values: [retry.availableAt, retry.error.slice(0, LAST_ERROR_MAX), now, ...retry.ids], counts: 'retried',
     });
   }
   if (settlement.handOff.length > 0) {
     statements.push({
-      sql: `UPDATE OutboxEvent SET status = 'processing', lockedBy = ?, lockedAt = ?, availableAt = ?, updatedAt = ?
+      sql: `UPDATE ${OUTBOX_BY_ID} SET status = 'processing', lockedBy = ?, lockedAt = ?, availableAt = ?, updatedAt = ?
             WHERE id IN (${placeholders(settlement.handOff.length)}) AND status = 'pending'`,
       values: [holder, lockedAt, leaseUntil, now, ...settlement.handOff], counts: 'handedOff',
     });

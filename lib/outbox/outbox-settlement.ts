@@ -13,7 +13,7 @@
  */
 import type { Db, Prisma } from '../db/client.ts';
 import { affectedRows, type SqlPool } from '../db/sql-pool.ts';
-import { placeholders, type ClaimedOutboxEvent, type DispatchRow } from './outbox-claims.ts';
+import { OUTBOX_BY_ID, placeholders, type ClaimedOutboxEvent, type DispatchRow } from './outbox-claims.ts';
 import { retriedTransaction } from './retried-transaction.ts';
 
 /** `lastError` column width. */
@@ -26,10 +26,9 @@ const LAST_ERROR_MAX = 1024;
  */
 export async function markOutboxPublished(sql: SqlPool, ids: readonly string[], holder: string, now: Date): Promise<number> {
   if (ids.length === 0) return 0;
-  // `lockedBy = holder` means our lease, or a row we already published (see the invariant above); leaving
-  // `status` out of the filter keeps the optimizer on the primary key instead of the (status, …) indexes.
+  // `lockedBy = holder` means our lease, or a row we already published (see the invariant above).
   return affectedRows(await sql.query(
-    `UPDATE OutboxEvent SET status = 'published', publishedAt = ?, lastError = NULL, updatedAt = ?
+    `UPDATE ${OUTBOX_BY_ID} SET status = 'published', publishedAt = ?, lastError = NULL, updatedAt = ?
      WHERE id IN (${placeholders(ids.length)}) AND lockedBy = ?`,
     [now, now, ...ids, holder],
   ));
@@ -39,7 +38,7 @@ export async function markOutboxPublished(sql: SqlPool, ids: readonly string[], 
 export async function publishedUnder(sql: SqlPool, ids: readonly string[], holder: string): Promise<string[]> {
   if (ids.length === 0) return [];
   const rows = (await sql.query(
-    `SELECT id FROM OutboxEvent WHERE id IN (${placeholders(ids.length)}) AND lockedBy = ? AND status = 'published'`, [...ids, holder],
+    `SELECT id FROM ${OUTBOX_BY_ID} WHERE id IN (${placeholders(ids.length)}) AND lockedBy = ? AND status = 'published'`, [...ids, holder],
   )) as { id: string }[];
   return rows.map((r) => r.id);
 }
@@ -54,7 +53,7 @@ export async function scheduleOutboxRetry(
 ): Promise<number> {
   if (ids.length === 0) return 0;
   return affectedRows(await sql.query(
-    `UPDATE OutboxEvent SET status = 'pending', attemptCount = attemptCount + 1, availableAt = ?,
+    `UPDATE ${OUTBOX_BY_ID} SET status = 'pending', attemptCount = attemptCount + 1, availableAt = ?,
        lockedBy = NULL, lockedAt = NULL, lastError = ?, updatedAt = ?
      WHERE id IN (${placeholders(ids.length)}) AND lockedBy = ?`,
     [retry.availableAt, retry.error.slice(0, LAST_ERROR_MAX), retry.now, ...ids, holder],
