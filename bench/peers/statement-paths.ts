@@ -11,7 +11,7 @@
  * backquotes removed. Session statements outside a transaction (`SET …`) go with the unit sent in the same
  * round trip, else to `other`.
  */
-import type { GeneralLogRow } from '../../test/helpers/general-log.ts';
+import { splitStatements, type GeneralLogRow } from '../../test/helpers/general-log.ts';
 
 export const PATHS = ['create', 'dispatch', 'lock', 'run', 'progress', 'heartbeat', 'usage', 'project', 'events', 'other'] as const;
 export type EnginePath = (typeof PATHS)[number];
@@ -50,25 +50,6 @@ const TX_END = /^(COMMIT|ROLLBACK)\b/i;
 const SESSION = /^SET\b(?! TRANSACTION)/i;
 const WRITE = /^(INSERT|UPDATE|DELETE|REPLACE)\b/i;
 
-/** Splits a multi-statement text at top-level semicolons (quotes and backslash escapes respected). */
-export function splitStatements(text: string): string[] {
-  const out: string[] = [];
-  let quote = '';
-  let start = 0;
-  for (let i = 0; i < text.length; i += 1) {
-    const c = text[i];
-    if (quote) {
-      if (c === '\\') i += 1;
-      else if (c === quote) quote = '';
-    } else if (c === "'" || c === '"' || c === '`') quote = c;
-    else if (c === ';') {
-      out.push(text.slice(start, i));
-      start = i + 1;
-    }
-  }
-  out.push(text.slice(start));
-  return out.map((s) => s.trim()).filter((s) => s.length > 0);
-}
 
 /** Backquotes and `db.` qualifiers removed, whitespace collapsed: the form {@link PATH_RULES} match. */
 function normalise(sql: string, database: string): string {

@@ -12,18 +12,32 @@ import type { PrismaDb, Prisma } from '../db/client.ts';
 import type { JobDefinitionRegistry } from '../jobs/registry.ts';
 import { readWatermark } from '../rollups/watermark.ts';
 import { DAY_MS, minDate } from '../rollups/time-buckets.ts';
-import { deleteInBatches, marks, selectIds, type BatchLoop } from './batches.ts';
+import { deleteByKeys, deleteInBatches, selectIds, type BatchLoop, type KeyedTable } from './batches.ts';
 
 const TERMINAL = "lifecycleStatus IN ('succeeded', 'failed', 'cancelled')";
 
-/** Tables with a foreign key column to AiJob.id (other than AiJob's own parentJobId). */
-export async function tablesReferencingJobs(db: PrismaDb): Promise<{ table: string; column: string }[]> {
-  const rows = await db.$queryRawUnsafe<{ t: string; c: string }[]>(
-    `SELECT TABLE_NAME AS t, COLUMN_NAME AS c FROM information_schema.KEY_COLUMN_USAGE
-     WHERE TABLE_SCHEMA = DATABASE() AND REFERENCED_TABLE_NAME = 'AiJob' AND TABLE_NAME <> 'AiJob' ORDER BY TABLE_NAME`,
+/**
+ * Tables with a foreign key column to AiJob.id (other than AiJob's own parentJobId), each with an index that
+ * leads with that column (InnoDB keeps one for every foreign key).
+ */
+export async function tablesReferencingJobs(db: PrismaDb): Promise<KeyedTable[]> {
+  const rows = await db.$queryRawUnsafe<{ t: string; c: string; i: string | null }[]>(
+    `SELECT k.TABLE_NAME AS t, k.COLUMN_NAME AS c, MIN(s.INDEX_NAME) AS i
+     FROM information_schema.KEY_COLUMN_USAGE k
+     LEFT JOIN information_schema.STATISTICS s
+       ON s.TABLE_SCHEMA = k.TABLE_SCHEMA AND s.TABLE_NAME = k.TABLE_NAME AND s.COLUMN_NAME = k.COLUMN_NAME AND s.SEQ_IN_INDEX = 1
+     WHERE k.TABLE_SCHEMA = DATABASE() AND k.REFERENCED_TABLE_NAME = 'AiJob' AND k.TABLE_NAME <> 'AiJob'
+     GROUP BY k.TABLE_NAME, k.COLUMN_NAME ORDER BY k.TABLE_NAME`,
   );
-  return rows.map((r) => ({ table: r.t, column: r.c }));
+  return rows.map((r) => {
+    if (!r.i) throw new Error(`${r.t}.${r.c} refers to AiJob but no index leads with it`);
+    return { table: r.t, column: r.c, index: r.i };
+  });
 }
+
+/** A job's outbox rows, by (aggregateType, aggregateId). */
+const JOB_OUTBOX: KeyedTable = { table: 'OutboxEvent', column: 'aggregateId', index: 'OutboxEvent_aggregateType_aggregateId_idx' };
+const JOBS: KeyedTable = { table: 'AiJob', column: 'id', index: 'PRIMARY' };
 
 /** Deletes the opted-in job types' jobs that finished long enough ago; returns jobs deleted. */
 export async function deleteExpiredJobs(db: PrismaDb, registry: JobDefinitionRegistry, loop: BatchLoop, now: Date): Promise<number> {
@@ -48,13 +62,8 @@ export async function deleteExpiredJobs(db: PrismaDb, registry: JobDefinitionReg
   return deleted;
 }
 
-async function deleteJobs(
-  tx: Prisma.TransactionClient, children: { table: string; column: string }[], ids: string[], cutoff: Date,
-): Promise<number> {
-  const inIds = `IN (${marks(ids.length)})`;
-  for (const { table, column } of children) await tx.$executeRawUnsafe(`DELETE FROM \`${table}\` WHERE \`${column}\` ${inIds}`, ...ids);
-  await tx.$executeRawUnsafe(
-    `DELETE FROM \`OutboxEvent\` WHERE aggregateType = 'AiJob' AND aggregateId ${inIds} AND status NOT IN ('pending', 'processing')`, ...ids,
-  );
-  return tx.$executeRawUnsafe(`DELETE FROM \`AiJob\` WHERE id ${inIds} AND ${TERMINAL} AND finishedAt < ?`, ...ids, cutoff);
+async function deleteJobs(tx: Prisma.TransactionClient, children: KeyedTable[], ids: string[], cutoff: Date): Promise<number> {
+  for (const child of children) await deleteByKeys(tx, child, ids);
+  await deleteByKeys(tx, JOB_OUTBOX, ids, "aggregateType = 'AiJob' AND status NOT IN ('pending', 'processing')");
+  return deleteByKeys(tx, JOBS, ids, `${TERMINAL} AND finishedAt < ?`, cutoff);
 }

@@ -12,7 +12,7 @@ import type { PrismaDb } from '../db/client.ts';
 import type { JobDefinitionRegistry } from '../jobs/registry.ts';
 import { readWatermark } from '../rollups/watermark.ts';
 import { DAY_MS, minDate } from '../rollups/time-buckets.ts';
-import { deleteInBatches, marks, selectIds, type BatchLoop } from './batches.ts';
+import { deleteByKeys, deleteInBatches, selectIds, type BatchLoop, type KeyedTable } from './batches.ts';
 import { deleteExpiredJobs } from './job-deletion.ts';
 import type { RetentionConfig } from './retention-config.ts';
 
@@ -23,6 +23,9 @@ export interface RetentionCounts {
   usageLedger: number;
   jobs: number;
 }
+
+/** Each table retention deletes from, by primary key. */
+const byId = (table: string): KeyedTable => ({ table, column: 'id', index: 'PRIMARY' });
 
 const daysBefore = (now: Date, days: number) => new Date(now.getTime() - days * DAY_MS);
 
@@ -45,7 +48,7 @@ async function deleteOutbox(db: PrismaDb, loop: BatchLoop, statuses: string, set
   const where = `status IN (${statuses}) AND availableAt < ? AND ${settledAt} < ?`;
   return deleteInBatches(db, loop,
     (limit) => selectIds(db, `SELECT id FROM \`OutboxEvent\` WHERE ${where} ORDER BY status, availableAt LIMIT ${limit}`, cutoff, cutoff),
-    (tx, ids) => tx.$executeRawUnsafe(`DELETE FROM \`OutboxEvent\` WHERE id IN (${marks(ids.length)}) AND ${where}`, ...ids, cutoff, cutoff));
+    (tx, ids) => deleteByKeys(tx, byId('OutboxEvent'), ids, where, cutoff, cutoff));
 }
 
 /** Snapshots past `expiresAt` whose job has finished (a job never runs without its snapshot). */
@@ -54,7 +57,7 @@ async function deleteExpiredSnapshots(db: PrismaDb, loop: BatchLoop, now: Date):
     (limit) => selectIds(db,
       `SELECT s.id FROM \`AiJobSnapshot\` s JOIN \`AiJob\` j ON j.id = s.jobId
        WHERE s.expiresAt < ? AND j.lifecycleStatus IN ('succeeded', 'failed', 'cancelled') ORDER BY s.expiresAt LIMIT ${limit}`, now),
-    (tx, ids) => tx.$executeRawUnsafe(`DELETE FROM \`AiJobSnapshot\` WHERE id IN (${marks(ids.length)}) AND expiresAt < ?`, ...ids, now));
+    (tx, ids) => deleteByKeys(tx, byId('AiJobSnapshot'), ids, 'expiresAt < ?', now));
 }
 
 /** Ledger rows older than `cutoff` and already in the usage rollup (before its watermark). */
@@ -64,5 +67,5 @@ async function deleteUsageLedger(db: PrismaDb, loop: BatchLoop, cutoff: Date): P
   const until = minDate(cutoff, watermark);
   return deleteInBatches(db, loop,
     (limit) => selectIds(db, `SELECT id FROM \`AiUsageLog\` WHERE createdAt < ? ORDER BY createdAt LIMIT ${limit}`, until),
-    (tx, ids) => tx.$executeRawUnsafe(`DELETE FROM \`AiUsageLog\` WHERE id IN (${marks(ids.length)}) AND createdAt < ?`, ...ids, until));
+    (tx, ids) => deleteByKeys(tx, byId('AiUsageLog'), ids, 'createdAt < ?', until));
 }

@@ -99,3 +99,48 @@ export async function logRowsOf(admin: mysql.Connection, user: string, since: st
   );
   return rows.map((r) => ({ threadId: Number(r.threadId), command: String(r.command), argument: String(r.argument) }));
 }
+
+/**
+ * A database user of its own with the log held, for a test that reads back what it sent: `url` connects as
+ * the user; `since` is the server's time before its first connection; `release()` gives everything back.
+ */
+export async function loggedUser(databaseUrl: string, holder: string): Promise<{
+  admin: mysql.Connection; user: string; url: string; since: string; rows(): Promise<GeneralLogRow[]>; release(): Promise<void>;
+}> {
+  const admin = await adminConnection(databaseUrl);
+  const { user, password } = await createLoggedUser(admin, parseDatabaseUrl(databaseUrl).database);
+  await holdGeneralLog(admin, holder);
+  const since = await serverNow(admin);
+  const url = new URL(databaseUrl);
+  url.username = user;
+  url.password = password;
+  return {
+    admin, user, url: url.toString(), since,
+    rows: () => logRowsOf(admin, user, since),
+    release: async () => {
+      await releaseGeneralLog(admin, holder).catch(() => undefined);
+      await dropLoggedUser(admin, user).catch(() => undefined);
+      await admin.end();
+    },
+  };
+}
+
+/** Splits a multi-statement text at top-level semicolons (quotes and backslash escapes respected); literals are kept. */
+export function splitStatements(text: string): string[] {
+  const out: string[] = [];
+  let quote = '';
+  let start = 0;
+  for (let i = 0; i < text.length; i += 1) {
+    const c = text[i];
+    if (quote) {
+      if (c === '\\') i += 1;
+      else if (c === quote) quote = '';
+    } else if (c === "'" || c === '"' || c === '`') quote = c;
+    else if (c === ';') {
+      out.push(text.slice(start, i));
+      start = i + 1;
+    }
+  }
+  out.push(text.slice(start));
+  return out;
+}

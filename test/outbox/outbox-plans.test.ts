@@ -11,50 +11,29 @@
 import type mysql from 'mysql2/promise';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createPrismaClient, getPrisma, type PrismaDb } from '../../lib/db/client.ts';
-import { parseDatabaseUrl } from '../../lib/db/database-url.ts';
 import { createSqlPool, type SqlPool } from '../../lib/db/sql-pool.ts';
 import { runScheduledDispatch } from '../../lib/outbox/dispatcher.ts';
 import { markOutboxPublished, publishedUnder, scheduleOutboxRetry } from '../../lib/outbox/outbox-settlement.ts';
 import { rawDb } from '../helpers/db.ts';
-import {
-  adminConnection, createLoggedUser, dropLoggedUser, holdGeneralLog, logRowsOf, releaseGeneralLog, serverNow,
-} from '../helpers/general-log.ts';
+import { loggedUser, splitStatements } from '../helpers/general-log.ts';
 import { createTestQueues, enqueueRowFor, insertQueuedJobsWithEvents, queuedJobRow, testDispatcherDeps } from '../helpers/outbox-factories.ts';
 
-const workerUrl = process.env.DATABASE_URL ?? '';
-const holder = `outbox-plans:${process.pid}:${Date.now()}`;
-let admin: mysql.Connection;
-let user: { user: string; password: string };
+let logged: Awaited<ReturnType<typeof loggedUser>>;
 let sql: SqlPool;
 let db: PrismaDb;
-/** Server time before the logged user's first connection: its `Connect` rows are how its threads are found. */
-let since: string;
 
 beforeAll(async () => {
   await rawDb();
-  admin = await adminConnection(workerUrl);
-  user = await createLoggedUser(admin, parseDatabaseUrl(workerUrl).database);
-  await holdGeneralLog(admin, holder);
-  since = await serverNow(admin);
-  const url = new URL(workerUrl);
-  url.username = user.user;
-  url.password = user.password;
-  sql = createSqlPool(url.toString());
-  db = createPrismaClient(url.toString());
+  logged = await loggedUser(process.env.DATABASE_URL ?? '', `outbox-plans:${process.pid}:${Date.now()}`);
+  sql = createSqlPool(logged.url);
+  db = createPrismaClient(logged.url);
 });
 
 afterAll(async () => {
   await sql?.end();
   await db?.$disconnect();
-  await releaseGeneralLog(admin, holder).catch(() => undefined);
-  await dropLoggedUser(admin, user.user).catch(() => undefined);
-  await admin?.end();
+  await logged?.release();
 });
-
-/** Statements of a multi-statement query text (the values are ids, dates and SQS error messages). */
-function statementsOf(text: string): string[] {
-  return text.split(/;\s*(?=(?:SELECT|UPDATE|COMMIT|SET|START|ROLLBACK|INSERT|DELETE)\b)/).map((s) => s.trim());
-}
 
 /** A statement's shape: its text up to the id list, with values left out. */
 function shapeOf(statement: string): string {
@@ -112,9 +91,9 @@ async function workloadAndPlans(queueUrls: Record<'interactive' | 'background', 
     expect(await publishedUnder(sql, ids.slice(0, 40), 'eager-1')).toHaveLength(40);
     expect(await scheduleOutboxRetry(sql, ids.slice(40), 'eager-1', { availableAt: now, error: 'boom', now })).toBe(40);
 
-    const byIdList = (await logRowsOf(admin, user.user, since))
+    const byIdList = (await logged.rows())
       .filter((r) => r.command === 'Query')
-      .flatMap((r) => statementsOf(r.argument))
+      .flatMap((r) => splitStatements(r.argument).map((s) => s.trim()))
       .filter((s) => /\bOutboxEvent\b/.test(s) && /WHERE id IN \(/.test(s));
     const shapes = new Map<string, { statement: string; plan: mysql.RowDataPacket }>();
     for (const statement of byIdList) {
