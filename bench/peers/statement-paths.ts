@@ -50,7 +50,6 @@ const TX_END = /^(COMMIT|ROLLBACK)\b/i;
 const SESSION = /^SET\b(?! TRANSACTION)/i;
 const WRITE = /^(INSERT|UPDATE|DELETE|REPLACE)\b/i;
 
-
 /** Backquotes and `db.` qualifiers removed, whitespace collapsed: the form {@link PATH_RULES} match. */
 function normalise(sql: string, database: string): string {
   return sql.replaceAll(`\`${database}\`.`, '').replaceAll('`', '').replace(/\s+/g, ' ').trim();

@@ -125,7 +125,7 @@ export async function loggedUser(databaseUrl: string, holder: string): Promise<{
   };
 }
 
-/** Splits a multi-statement text at top-level semicolons (quotes and backslash escapes respected); literals are kept. */
+/** Splits a multi-statement text at top-level semicolons (quotes and backslash escapes respected), trimmed; literals kept. */
 export function splitStatements(text: string): string[] {
   const out: string[] = [];
   let quote = '';
@@ -142,5 +142,5 @@ export function splitStatements(text: string): string[] {
     }
   }
   out.push(text.slice(start));
-  return out;
+  return out.map((s) => s.trim()).filter((s) => s.length > 0);
 }

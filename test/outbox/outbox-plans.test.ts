@@ -93,7 +93,7 @@ async function workloadAndPlans(queueUrls: Record<'interactive' | 'background', 
 
     const byIdList = (await logged.rows())
       .filter((r) => r.command === 'Query')
-      .flatMap((r) => splitStatements(r.argument).map((s) => s.trim()))
+      .flatMap((r) => splitStatements(r.argument))
       .filter((s) => /\bOutboxEvent\b/.test(s) && /WHERE id IN \(/.test(s));
     const shapes = new Map<string, { statement: string; plan: mysql.RowDataPacket }>();
     for (const statement of byIdList) {
