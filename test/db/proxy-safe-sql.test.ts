@@ -10,47 +10,34 @@ import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type mysql from 'mysql2/promise';
 import { closePrisma } from '../../lib/db/client.ts';
-import { parseDatabaseUrl } from '../../lib/db/database-url.ts';
 import { closeSqlPool } from '../../lib/db/sql-pool.ts';
 import { rawDb } from '../helpers/db.ts';
 import { startE2e, type E2e } from '../helpers/e2e-runtime.ts';
 import { insertJob, minutesAgo } from '../helpers/factories.ts';
-import {
-  adminConnection, createLoggedUser, dropLoggedUser, holdGeneralLog, logRowsOf, releaseGeneralLog, serverNow,
-} from '../helpers/general-log.ts';
+import { loggedUser, type GeneralLogRow } from '../helpers/general-log.ts';
 import { checkPinning, migratorThreads } from '../helpers/pinning-rules.ts';
 
 const workerUrl = process.env.DATABASE_URL ?? '';
 const holder = `proxy-safe-sql:${process.pid}:${Date.now()}`;
-let admin: mysql.Connection;
-let user: { user: string; password: string };
-let since: string;
+let session: Awaited<ReturnType<typeof loggedUser>>;
 let e: E2e;
 /** The workload's job that succeeded at its first call, and the log rows the first test read. */
 let okJobId = '';
-let loggedRows: Awaited<ReturnType<typeof logRowsOf>> = [];
+let loggedRows: GeneralLogRow[] = [];
 
 beforeAll(async () => {
-  admin = await adminConnection(workerUrl);
   await rawDb(); // the per-test truncation keeps its own root connection, outside the logged user
-  user = await createLoggedUser(admin, parseDatabaseUrl(workerUrl).database);
-  await holdGeneralLog(admin, holder);
-  since = await serverNow(admin);
+  session = await loggedUser(workerUrl, holder);
   await closePrisma();
   await closeSqlPool();
-  const url = new URL(workerUrl);
-  url.username = user.user;
-  url.password = user.password;
-  process.env.DATABASE_URL = url.toString();
+  process.env.DATABASE_URL = session.url;
   e = await startE2e();
 });
 
 afterAll(async () => {
   await e?.stop();
   process.env.DATABASE_URL = workerUrl;
-  await releaseGeneralLog(admin, holder).catch(() => undefined);
-  await dropLoggedUser(admin, user.user).catch(() => undefined);
-  await admin.end();
+  await session?.release();
 });
 
 /** Polls `probe` until it returns true (a condition, never a fixed sleep). */
@@ -112,7 +99,7 @@ async function runWorkload(): Promise<number> {
 describe('what the application sends through RDS Proxy', () => {
   it('sends no prepared statements, user variables, unlisted SETs, named locks or statements over 16 KB', async () => {
     const jobs = await runWorkload();
-    const rows = await logRowsOf(admin, user.user, since);
+    const rows = await session.rows();
     loggedRows = rows;
     expect(rows.filter((r) => r.command === 'Connect').length).toBeGreaterThan(0);
     const { violations, counts, setKinds } = checkPinning(rows, migratorThreads(rows));

@@ -13,13 +13,10 @@
 import type mysql from 'mysql2/promise';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createPrismaClient, type PrismaDb } from '../../lib/db/client.ts';
-import { parseDatabaseUrl } from '../../lib/db/database-url.ts';
 import { listAllJobs, listUserJobs } from '../../lib/api/job-reads.ts';
 import { adminJobListQuerySchema, userJobListQuerySchema } from '../../lib/api/request-schemas.ts';
 import { rawDb } from '../helpers/db.ts';
-import {
-  adminConnection, createLoggedUser, dropLoggedUser, holdGeneralLog, logRowsOf, releaseGeneralLog, serverNow,
-} from '../helpers/general-log.ts';
+import { loggedUser, logRowsOf, serverNow } from '../helpers/general-log.ts';
 
 const T = "('succeeded', 'failed', 'cancelled')";
 const SINCE = "'2026-11-30 00:00:00'";
@@ -77,30 +74,19 @@ const OTHER_QUERIES: Record<string, string> = {
 };
 
 const DIGITS = `(${Array.from({ length: 10 }, (_, d) => `SELECT ${d} AS d`).join(' UNION ALL ')})`;
-const workerUrl = process.env.DATABASE_URL ?? '';
-const holder = `query-plans:${process.pid}:${Date.now()}`;
-
 let db: mysql.Connection;
-let admin: mysql.Connection;
-let user: { user: string; password: string };
+let session: Awaited<ReturnType<typeof loggedUser>>;
 let logged: PrismaDb;
 
 beforeAll(async () => {
   db = await rawDb();
-  admin = await adminConnection(workerUrl);
-  user = await createLoggedUser(admin, parseDatabaseUrl(workerUrl).database);
-  await holdGeneralLog(admin, holder);
-  const url = new URL(workerUrl);
-  url.username = user.user;
-  url.password = user.password;
-  logged = createPrismaClient(url.toString());
+  session = await loggedUser(process.env.DATABASE_URL ?? '', `query-plans:${process.pid}:${Date.now()}`);
+  logged = createPrismaClient(session.url);
 });
 
 afterAll(async () => {
   await logged?.$disconnect();
-  await releaseGeneralLog(admin, holder).catch(() => undefined);
-  await dropLoggedUser(admin, user.user).catch(() => undefined);
-  await admin?.end();
+  await session?.release();
 });
 
 /** Seeded in the test: every test starts from empty tables. */
@@ -146,7 +132,7 @@ async function handlerReads(sql: string): Promise<number> {
 
 /** Runs every list shape as the logged user, page 1 and then page 2 (from page 1's cursor); returns the SQL sent per call. */
 async function listQueries(): Promise<{ name: string; sql: string }[]> {
-  const since = await serverNow(admin);
+  const since = await serverNow(session.admin);
   const names: string[] = [];
   for (const [name, filters] of Object.entries(USER_LISTS)) {
     const first = await listUserJobs(logged, 'u7', userJobListQuerySchema.parse(filters));
@@ -160,7 +146,7 @@ async function listQueries(): Promise<{ name: string; sql: string }[]> {
     await listAllJobs(logged, adminJobListQuerySchema.parse({ ...filters, cursor: first.nextCursor }));
     names.push(name, `${name}, next page`);
   }
-  const sent = (await logRowsOf(admin, user.user, since))
+  const sent = (await logRowsOf(session.admin, session.user, since))
     .filter((r) => r.command === 'Query' && /^SELECT id FROM `AiJob` FORCE INDEX /.test(r.argument))
     .map((r) => r.argument);
   expect(sent).toHaveLength(names.length);

@@ -20,7 +20,7 @@ import { createRegistry } from '../../lib/jobs/registry.ts';
 import { tablesReferencingJobs } from '../../lib/maintenance/job-deletion.ts';
 import { DEFAULT_RETENTION } from '../../lib/maintenance/retention-config.ts';
 import { runRetention } from '../../lib/maintenance/retention.ts';
-import { rawDb } from '../helpers/db.ts';
+import { rawDb, withStaleStatistics } from '../helpers/db.ts';
 import { loggedUser, splitStatements } from '../helpers/general-log.ts';
 import { queuedJobRow } from '../helpers/outbox-factories.ts';
 
@@ -100,9 +100,7 @@ describe('retention DELETEs', () => {
     const raw = await rawDb();
     const children = await tablesReferencingJobs(getPrisma());
     const tables = [...new Set(['OutboxEvent', 'AiJob', ...children.map((c) => c.table)])];
-    // The statistics stay as the truncation left them, as on tables filled faster than InnoDB recalculates.
-    for (const t of tables) await raw.query(`ALTER TABLE \`${t}\` STATS_AUTO_RECALC = 0`);
-    try {
+    await withStaleStatistics(tables, async () => {
       await seed(true);
       const registry = createRegistry([
         ...jobDefinitions.filter((d) => d.jobType !== syntheticJob.jobType),
@@ -136,8 +134,6 @@ describe('retention DELETEs', () => {
         'OutboxEvent OutboxEvent_aggregateType_aggregateId_idx', ...children.map((c) => `${c.table} ${c.index}`),
       ];
       expect([...seen.keys()].sort()).toEqual([...new Set(expected)].sort());
-    } finally {
-      for (const t of tables) await raw.query(`ALTER TABLE \`${t}\` STATS_AUTO_RECALC = DEFAULT`);
-    }
+    });
   });
 });
