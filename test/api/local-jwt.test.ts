@@ -2,11 +2,12 @@ import { mkdtemp, readFile, rm, stat } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { SignJWT, base64url, decodeJwt } from 'jose';
-import { afterAll, describe, expect, it } from 'vitest';
+import { afterAll, afterEach, describe, expect, it, vi } from 'vitest';
 import { callerOf } from '../../lib/api/auth.ts';
 import { UnauthorizedError } from '../../lib/api/http-errors.ts';
 import {
-  generateLocalJwtKey, loadOrCreateLocalJwtKey, localJwtKeyFromSecret, signLocalToken, toAuthorizerClaims, verifyLocalToken,
+  MAX_REMEMBERED_TOKENS, generateLocalJwtKey, loadOrCreateLocalJwtKey, localJwtKeyFromSecret, rememberedTokenCount, signLocalToken,
+  toAuthorizerClaims, verifyLocalToken,
 } from '../../lib/api/local-jwt.ts';
 import { rejectionOf } from '../credentials/fixtures.ts';
 
@@ -66,6 +67,80 @@ describe('local JWT signing and verification', () => {
     const noExp = await new SignJWT({}).setProtectedHeader({ alg: 'HS256' }).setSubject('x').setIssuer(audience.issuer).setAudience(audience.audience).sign(key.secret);
     await rejection(noExp);
     await rejection('not.a.jwt');
+  });
+});
+
+describe('remembered tokens (a verified token is not checked again until it expires)', () => {
+  afterEach(() => {
+    vi.useRealTimers();
+    vi.restoreAllMocks();
+  });
+
+  it('a second request with the same token does no signature check and sees the same claims', async () => {
+    const k = generateLocalJwtKey();
+    const token = await signLocalToken(k, { sub: 'user-1', groups: ['USER'], ...audience });
+    const verify = vi.spyOn(globalThis.crypto.subtle, 'verify');
+    const first = await verifyLocalToken(k, token, audience);
+    const second = await verifyLocalToken(k, token, audience);
+    expect(verify).toHaveBeenCalledTimes(1);
+    expect(second).toEqual(first);
+    expect(rememberedTokenCount(k)).toBe(1);
+    // Shared between requests, so nobody can change it for the next one.
+    expect(Object.isFrozen(second)).toBe(true);
+    expect(Object.isFrozen(second['cognito:groups'])).toBe(true);
+  });
+
+  it('a remembered token is refused as "Token expired" once its exp passes', async () => {
+    vi.useFakeTimers({ toFake: ['Date'] });
+    const start = new Date('2026-12-01T12:00:00Z');
+    vi.setSystemTime(start);
+    const k = generateLocalJwtKey();
+    const token = await signLocalToken(k, { sub: 'user-1', expiresIn: 60, ...audience });
+    await verifyLocalToken(k, token, audience);
+    vi.setSystemTime(start.getTime() + 59_000);
+    await expect(verifyLocalToken(k, token, audience)).resolves.toMatchObject({ sub: 'user-1' });
+    vi.setSystemTime(start.getTime() + 60_000);
+    const err = await rejectionOf(verifyLocalToken(k, token, audience));
+    expect(err).toBeInstanceOf(UnauthorizedError);
+    expect((err as Error).message).toBe('Token expired');
+    expect(rememberedTokenCount(k)).toBe(0);
+  });
+
+  it('a token with nbf in the future is refused, and accepted from nbf on', async () => {
+    vi.useFakeTimers({ toFake: ['Date'] });
+    const start = new Date('2026-12-01T12:00:00Z');
+    vi.setSystemTime(start);
+    const k = generateLocalJwtKey();
+    const nbf = Math.floor(start.getTime() / 1000) + 30;
+    const token = await new SignJWT({}).setProtectedHeader({ alg: 'HS256' }).setSubject('u').setIssuer(audience.issuer)
+      .setAudience(audience.audience).setNotBefore(nbf).setExpirationTime(nbf + 60).sign(k.secret);
+    expect((await rejection(token, audience, k)).message).toBe('Invalid token');
+    vi.setSystemTime(nbf * 1000);
+    await expect(verifyLocalToken(k, token, audience)).resolves.toMatchObject({ sub: 'u' });
+  });
+
+  it('what one key, issuer and audience accepted is checked in full for another', async () => {
+    const k = generateLocalJwtKey();
+    const token = await signLocalToken(k, { sub: 'user-1', ...audience });
+    await verifyLocalToken(k, token, audience);
+    await rejection(token, { ...audience, audience: 'another-api' }, k);
+    await rejection(token, { ...audience, issuer: 'https://elsewhere' }, k);
+    await rejection(token, audience, generateLocalJwtKey());
+    // A token altered in its signature only is a different key in the cache, and fails its check.
+    const altered = `${token.slice(0, -2)}${token.endsWith('AA') ? 'BB' : 'AA'}`;
+    await rejection(altered, audience, k);
+  });
+
+  it(`remembers at most ${MAX_REMEMBERED_TOKENS} tokens per key, forgetting the oldest`, async () => {
+    const k = generateLocalJwtKey();
+    const tokens = await Promise.all(Array.from({ length: MAX_REMEMBERED_TOKENS + 5 }, (_, i) => signLocalToken(k, { sub: `u${i}`, ...audience })));
+    for (const token of tokens) await verifyLocalToken(k, token, audience);
+    expect(rememberedTokenCount(k)).toBe(MAX_REMEMBERED_TOKENS);
+    const verify = vi.spyOn(globalThis.crypto.subtle, 'verify');
+    await verifyLocalToken(k, tokens.at(-1)!, audience);
+    expect(verify).toHaveBeenCalledTimes(0);
+    await verifyLocalToken(k, tokens[0]!, audience);
+    expect(verify).toHaveBeenCalledTimes(1);
   });
 });
 
