@@ -42,6 +42,10 @@
  * jobs/s swings with whatever else runs, CPU per job much less; `cpu_per_job_ratio` (graphile-worker's total ÷
  * ours-http's, unpaced) is what peer_ratio tends to when both saturate the machine.
  * The clients of ours-http use node:http on a keep-alive agent (fetch cost them over twice the CPU).
+ * Under each run's summary line: `rw_syscalls_per_job` (read/write-family system calls, /proc/<pid>/io; MariaDB
+ * and PostgreSQL answer with send/recv, which it does not count) and `ctx_switches_per_job` (voluntary +
+ * involuntary, every thread) by process group. They do not drift with the neighbours' load as CPU does, so
+ * they show a cut of one round trip or one thread hand-off that the CPU figures hide in their noise.
  *
  * BENCH_CPU_PROF=<dir>: CPU profile (node:inspector, in the runtime's process) of the ours-http unpaced run,
  * written to <dir>/ours-http-unpaced-<time>.cpuprofile; read it with `npm run bench:profile-top -- <file>`.
@@ -71,7 +75,7 @@ import { migrateDatabase } from '../lib/db/migrator.ts';
 import { formatFigures, offerLoad, percentile, type LoadPlan, type RunFigures } from './peers/load.ts';
 import { globalStatus, hostNodeFlags, oursFigures, startOursHost, submitOverHttp, waitForOutboxSettled, waitForOursIdle } from './peers/ours.ts';
 import { withStatementLog } from './peers/statement-log.ts';
-import { formatCpu, pidsNamed, startCpuMeter, threadsCpuMs } from './peers/cpu.ts';
+import { formatCpu, formatIo, pidsNamed, startCpuMeter, threadsCpuMs, threadsIo } from './peers/cpu.ts';
 import { classifyLogRows, PATH_NOTES, PATHS, type PathReport } from './peers/statement-paths.ts';
 import { dropPostgresDatabase, onPostgresServer, PEER_TABLES_SQL, waitForDone } from './peers/peer-task.ts';
 import type { PeerSystem } from './peers/peer-system.ts';
@@ -117,7 +121,7 @@ if (pgUp) {
 /** One timed run of ours; `submit` drives the clients and returns the job ids. */
 async function oursRun(system: string, mode: RunFigures['mode'], plan: LoadPlan, submit: () => Promise<{ load: { firstSentMs: number; lastReturnedMs: number }; ids: string[] }>) {
   const commitsBefore = await globalStatus(admin, 'Handler_commit');
-  const thread = (pick: (name: string) => boolean) => ({ readMs: () => threadsCpuMs(host.pid, pick) ?? 0 });
+  const thread = (pick: (name: string) => boolean) => ({ readMs: () => threadsCpuMs(host.pid, pick) ?? 0, readIo: () => threadsIo(host.pid, pick) });
   const cpu = startCpuMeter({
     'runtime.main': thread((n) => n === 'MainThread' || n === 'node'), 'runtime.consumers': thread((n) => n === 'WorkerThread'),
     'runtime.other': thread((n) => !['MainThread', 'node', 'WorkerThread'].includes(n)), mariadb: () => pidsNamed('mariadbd'), emulators: () => [emulators.pid!], bench: () => [process.pid] });
@@ -128,6 +132,7 @@ async function oursRun(system: string, mode: RunFigures['mode'], plan: LoadPlan,
   const submitPerSecond = plan.jobs / ((load.lastReturnedMs - load.firstSentMs) / 1000);
   const f = await oursFigures(admin, DB, ids, { system, mode, submitPerSecond, offeredPerSecond: plan.ratePerSecond });
   f.cpuPerJob = cpuPerJob;
+  f.ioPerJob = cpu.io(plan.jobs);
   const logged = [...host.takeLogCounts()].map(([message, n]) => `; runtime log ${n}× ${message}`).join('');
   f.note = `Handler_commit/job=${commitsPerJob.toFixed(1)} server-wide${logged}`;
   report(formatFigures(f));
@@ -159,6 +164,7 @@ async function peerRun(system: PeerSystem, results: pg.Pool, mode: RunFigures['m
     toStartMs: keys.map((k, i) => (system.timings.started.get(k) ?? NaN) - load.sentMs[i]!),
     toDoneMs: done.map((d, i) => d - load.sentMs[i]!),
     cpuPerJob,
+    ioPerJob: cpu.io(plan.jobs),
   };
   report(formatFigures(f));
   return f;
@@ -284,6 +290,8 @@ await admin.end();
 report('summary (jobs/s; start and done p50 ms):');
 for (const f of figures) {
   report(`  ${f.system.padEnd(16)} ${f.mode.padEnd(7)} ${f.jobsPerSecond.toFixed(1).padStart(7)}  start ${percentile(f.toStartMs, 50).toFixed(1).padStart(7)}  done ${percentile(f.toDoneMs, 50).toFixed(1).padStart(7)}  ${f.cpuPerJob ? formatCpu(f.cpuPerJob) : ''}`);
+  const io = f.ioPerJob ? formatIo(f.ioPerJob) : '';
+  if (io) report(`  ${''.padEnd(16)} ${''.padEnd(7)} ${io}`);
 }
 const cpuTotal = (f?: RunFigures) => (f?.cpuPerJob ? Object.values(f.cpuPerJob).reduce((a, b) => a + b, 0) : 0);
 const median = (values: number[]) => percentile(values, 50);

@@ -61,34 +61,135 @@ export function pidsNamed(name: string): number[] {
 }
 
 /**
- * What a group is: the pids to read (looked up at the start and again at the end of a run), or a function
- * reading the group's CPU ms itself (e.g. some threads of one process).
+ * Read and write system calls (/proc/<pid>/io `syscr` + `syscw`: read, readv, recv…, write, writev, send…) and
+ * context switches (voluntary + involuntary, /proc/<pid>/task/<tid>/status) of a process or one thread. On this
+ * virtualised machine each one costs far more than on bare metal, and unlike CPU time their count per job does
+ * not drift with the neighbours' load: they show a cut of one round trip that CPU figures hide in their noise.
  */
-export type ProcessGroup = (() => number[]) | { readMs(): number };
+export interface IoCounts { syscalls: number; switches: number }
+
+function ioOf(dir: string): IoCounts | undefined {
+  try {
+    const io = readFileSync(`${dir}/io`, 'utf8');
+    const field = (text: string, name: string) => Number(new RegExp(`^${name}:\\s*(\\d+)`, 'm').exec(text)?.[1] ?? 0);
+    const tasks = dir.includes('/task/') ? [dir] : readdirSync(`${dir}/task`).map((tid) => `${dir}/task/${tid}`);
+    let switches = 0;
+    for (const task of tasks) {
+      try {
+        const status = readFileSync(`${task}/status`, 'utf8');
+        switches += field(status, 'voluntary_ctxt_switches') + field(status, 'nonvoluntary_ctxt_switches');
+      } catch {
+        // the thread ended
+      }
+    }
+    return { syscalls: field(io, 'syscr') + field(io, 'syscw'), switches };
+  } catch {
+    return undefined;
+  }
+}
+
+/** Read/write system calls and context switches of a process, all its threads (undefined when it is gone). */
+export function processIo(pid: number): IoCounts | undefined {
+  return ioOf(`/proc/${pid}`);
+}
+
+/** The same for the threads of `pid` whose name `pick` accepts (as {@link threadsCpuMs}). */
+export function threadsIo(pid: number, pick: (threadName: string) => boolean): IoCounts {
+  const sum: IoCounts = { syscalls: 0, switches: 0 };
+  let tids: string[];
+  try {
+    tids = readdirSync(`/proc/${pid}/task`);
+  } catch {
+    return sum;
+  }
+  for (const tid of tids) {
+    try {
+      if (!pick(readFileSync(`/proc/${pid}/task/${tid}/comm`, 'utf8').trim())) continue;
+    } catch {
+      continue;
+    }
+    const io = ioOf(`/proc/${pid}/task/${tid}`);
+    if (io) addIo(sum, io);
+  }
+  return sum;
+}
+
+function addIo(into: IoCounts, io: IoCounts, sign = 1): void {
+  into.syscalls += sign * io.syscalls;
+  into.switches += sign * io.switches;
+}
 
 /**
- * Starts metering `groups`; `stop(jobs)` returns CPU ms per job by group (processes that appeared during the run
- * count from zero; ones that ended during it are lost, so groups should be long-lived processes).
+ * What a group is: the pids to read (looked up at the start and again at the end of a run), or functions
+ * reading the group's CPU ms and I/O counts themselves (e.g. some threads of one process).
  */
-export function startCpuMeter(groups: Record<string, ProcessGroup>): { stop(jobs: number): Record<string, number> } {
+export type ProcessGroup = (() => number[]) | { readMs(): number; readIo?(): IoCounts };
+
+/**
+ * Starts metering `groups`; `stop(jobs)` returns CPU ms per job by group, and `io(jobs)` (after stop) the read and
+ * write system calls and context switches per job by group (processes that appeared during the run count from
+ * zero; ones that ended during it are lost, so groups should be long-lived processes).
+ */
+export function startCpuMeter(groups: Record<string, ProcessGroup>): {
+  stop(jobs: number): Record<string, number>;
+  io(jobs: number): Record<string, IoCounts>;
+} {
   const before = new Map<number, number>();
+  const beforeIo = new Map<number, IoCounts>();
   const beforeMs = new Map<string, number>();
+  const beforeGroupIo = new Map<string, IoCounts>();
   for (const [name, group] of Object.entries(groups)) {
-    if (typeof group === 'function') for (const pid of group()) before.set(pid, processCpuMs(pid) ?? 0);
-    else beforeMs.set(name, group.readMs());
+    if (typeof group === 'function') {
+      for (const pid of group()) {
+        before.set(pid, processCpuMs(pid) ?? 0);
+        beforeIo.set(pid, processIo(pid) ?? { syscalls: 0, switches: 0 });
+      }
+    } else {
+      beforeMs.set(name, group.readMs());
+      if (group.readIo) beforeGroupIo.set(name, group.readIo());
+    }
   }
+  const ioTotals = new Map<string, IoCounts>();
   return {
     stop(jobs) {
       const perJob: Record<string, number> = {};
       for (const [name, group] of Object.entries(groups)) {
         let ms = 0;
-        if (typeof group === 'function') for (const pid of group()) ms += (processCpuMs(pid) ?? 0) - (before.get(pid) ?? 0);
-        else ms = group.readMs() - (beforeMs.get(name) ?? 0);
+        const io: IoCounts = { syscalls: 0, switches: 0 };
+        if (typeof group === 'function') {
+          for (const pid of group()) {
+            ms += (processCpuMs(pid) ?? 0) - (before.get(pid) ?? 0);
+            const now = processIo(pid);
+            if (now) {
+              addIo(io, now);
+              addIo(io, beforeIo.get(pid) ?? { syscalls: 0, switches: 0 }, -1);
+            }
+          }
+        } else {
+          ms = group.readMs() - (beforeMs.get(name) ?? 0);
+          if (group.readIo) {
+            addIo(io, group.readIo());
+            addIo(io, beforeGroupIo.get(name)!, -1);
+          }
+        }
         perJob[name] = ms / jobs;
+        ioTotals.set(name, io);
       }
       return perJob;
     },
+    io(jobs) {
+      return Object.fromEntries([...ioTotals].map(([name, io]) => [name, { syscalls: io.syscalls / jobs, switches: io.switches / jobs }]));
+    },
   };
+}
+
+/** `rw_syscalls_per_job total=… a=…  ctx_switches_per_job total=… a=…`, or '' when nothing could be read. */
+export function formatIo(perJob: Record<string, IoCounts>): string {
+  const entries = Object.entries(perJob);
+  const total = (k: keyof IoCounts) => entries.reduce((a, [, v]) => a + v[k], 0);
+  if (total('syscalls') === 0 && total('switches') === 0) return '';
+  const list = (k: keyof IoCounts) => entries.map(([name, v]) => `${name}=${v[k].toFixed(1)}`).join(' ');
+  return `rw_syscalls_per_job total=${total('syscalls').toFixed(1)} ${list('syscalls')}  ctx_switches_per_job total=${total('switches').toFixed(1)} ${list('switches')}`;
 }
 
 /** `cpu_ms_per_job total=… a=… b=…`, or '' when nothing could be read. */

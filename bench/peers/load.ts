@@ -3,6 +3,7 @@
  * submitting `jobs` jobs, either as fast as each submission returns (unpaced) or offered at a fixed rate with
  * job i due at start + i / rate (paced; a loop that falls behind submits at once), and the summary figures.
  */
+import type { IoCounts } from './cpu.ts';
 
 /** Epoch milliseconds with sub-millisecond resolution (the Node clock; comparable across processes on one machine). */
 export const nowMs = (): number => performance.timeOrigin + performance.now();
@@ -61,6 +62,8 @@ export interface RunFigures {
   toDoneMs: number[];
   /** CPU ms per job by process group (./cpu.ts), when /proc is there. */
   cpuPerJob?: Record<string, number>;
+  /** Read/write system calls and context switches per job by process group (./cpu.ts), when /proc is there. */
+  ioPerJob?: Record<string, IoCounts>;
   note?: string;
 }
 
