@@ -104,7 +104,7 @@ function verificationKey(key: LocalJwtKey): Promise<webcrypto.CryptoKey> {
  * where it falls through to a full check). Clients send the same bearer token on every request, and jose checks an
  * HS256 signature through WebCrypto, which hands each check to libuv's thread pool: a thread wake-up per
  * request. Under `npm run bench:peers` that was 5 of 40 context switches per job, and the API thread's largest
- * JavaScript cost (the check's hand-off, about 2.5% of its samples). The token's bytes are the cache key, so a
+ * cost after socket writes and GC (the check's hand-off, about 2.5% of its samples). The token's bytes are the cache key, so a
  * token that differs in any byte is checked in full.
  * @throws UnauthorizedError (cause: jose's error) for a bad signature, wrong issuer or audience, expiry, or
  *   anything that is not a well-formed HS256 JWT
