@@ -61,8 +61,9 @@ export function pidsNamed(name: string): number[] {
 }
 
 /**
- * Read and write system calls (/proc/<pid>/io `syscr` + `syscw`: read, readv, recv…, write, writev, send…) and
- * context switches (voluntary + involuntary, /proc/<pid>/task/<tid>/status) of a process or one thread. On this
+ * Read and write system calls (/proc/<pid>/io `syscr` + `syscw`: read, readv, pread, write, writev, pwrite…; not
+ * send/recv, which MariaDB and PostgreSQL use on their sockets and Node does not) and context switches
+ * (voluntary + involuntary, /proc/<pid>/task/<tid>/status) of a process or one thread. On this
  * virtualised machine each one costs far more than on bare metal, and unlike CPU time their count per job does
  * not drift with the neighbours' load: they show a cut of one round trip that CPU figures hide in their noise.
  */
