@@ -18,7 +18,7 @@ export type EnginePath = (typeof PATHS)[number];
 
 /** What each path covers, for the printed table. */
 export const PATH_NOTES: Record<EnginePath, string> = {
-  create: 'API preflight (limits, replay, user key), create tx (job, transition, snapshot, outbox)',
+  create: 'create tx (limits guard, job on the user key if stored, transition, snapshot, outbox); at a limit, the preflight read',
   dispatch: 'eager dispatch: claim (when not born claimed), job read, settle published',
   lock: 'lock tx (running, lease, transition, job and snapshot read back)',
   run: 'reads around the provider call (job, snapshot, fence checks)',

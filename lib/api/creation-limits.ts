@@ -1,12 +1,14 @@
 /**
  * Per-user limits of a job type, from its definition (`limits.maxActiveJobsPerUser`, `limits.dailyQuotaPerUser`),
- * checked before a user's job is created.
+ * checked by the transaction that creates a user's job ({@link limitsGuard}).
  *
  * Soft limits: the counts and the insert are not one transaction, so two concurrent requests may both pass
  * at the edge and exceed a limit by one. That is accepted: the limits protect capacity and cost, not an
  * invariant, and a lock per user on every create would cost more than the overshoot.
  */
 import type { SqlRunner } from '../db/sql-pool.ts';
+import type { SqlStatement } from '../db/sql.ts';
+import { ACTIVE_USER_KEY_ID_SQL } from '../credentials/user-credential-repository.ts';
 import { placeholders } from '../outbox/outbox-claims.ts';
 import type { JobDefinition } from '../jobs/definition.ts';
 import { ACTIVE_STATES } from '../jobs/states.ts';
@@ -26,7 +28,10 @@ export function secondsUntilNextUtcDay(now: Date): number {
   return Math.max(1, Math.ceil((next - now.getTime()) / 1000));
 }
 
-/** What a user's create needs to know before it writes, read in ONE round trip ({@link readCreationPreflight}). */
+/**
+ * What a user's create needs to know to explain a refusal of the {@link limitsGuard}, read in ONE round trip
+ * ({@link readCreationPreflight}).
+ */
 export interface CreationPreflight {
   /** The user's queued + running jobs of this type (index `userId, lifecycleStatus, createdAt`: the user's open jobs). */
   active: number;
@@ -40,7 +45,8 @@ export interface CreationPreflight {
 
 /**
  * The limit counts, the idempotency replay check and the user's active key as one SELECT of scalar
- * subqueries on the raw pool: one round trip instead of four Prisma queries on the create path.
+ * subqueries on the raw pool. Read only after the {@link limitsGuard} stopped a create: to say which limit was
+ * reached, or to let a replay of an existing idempotency key through.
  */
 export async function readCreationPreflight(
   sql: SqlRunner, userId: string, def: JobDefinition, now: Date, opts: { idempotencyKey?: string | undefined; userKeys: boolean },
@@ -55,7 +61,7 @@ export async function readCreationPreflight(
     values.push(userId, def.jobType, opts.idempotencyKey);
   }
   if (opts.userKeys) {
-    columns.push("(SELECT id FROM UserModelCredential WHERE userId = ? AND provider = 'deepseek' AND status = 'active' ORDER BY id DESC LIMIT 1) AS userKeyId");
+    columns.push(`${ACTIVE_USER_KEY_ID_SQL} AS userKeyId`);
     values.push(userId);
   }
   const [row] = (await sql.query(`SELECT ${columns.join(', ')}`, values)) as Record<string, unknown>[];
@@ -63,6 +69,35 @@ export async function readCreationPreflight(
     active: Number(row?.active ?? 0), today: Number(row?.today ?? 0),
     replay: row?.replayId != null, userKeyId: row?.userKeyId == null ? null : String(row.userKeyId),
   };
+}
+
+/**
+ * The limits as the first statement of the creating transaction (`guard` of createJob, lib/jobs/create-job.ts),
+ * so a create within them is one round trip: a SELECT whose scalar subquery returns two rows — error 1242,
+ * "Subquery returns more than 1 row" ({@link isLimitsRefusal}) — when the user's jobs of this type created since
+ * midnight UTC, or their queued + running ones, reach the type's limit. The server then stops and nothing is
+ * written. A script cannot branch, and a session variable would pin the connection on RDS Proxy, so the guard
+ * stops the script by failing. The counts use the same indexes as {@link readCreationPreflight}; they are as soft
+ * as its (plain reads; see the module comment).
+ */
+export function limitsGuard(userId: string, def: JobDefinition, now: Date): SqlStatement {
+  return {
+    sql: 'SELECT (SELECT 1 UNION ALL SELECT 1 FROM DUAL WHERE'
+      + ' (SELECT COUNT(*) FROM AiJob WHERE userId = ? AND createdAt >= ? AND jobType = ?) >= ?'
+      + ` OR (SELECT COUNT(*) FROM AiJob WHERE userId = ? AND lifecycleStatus IN (${placeholders(ACTIVE_STATES.length)}) AND jobType = ?) >= ?) AS withinLimits`,
+    values: [
+      userId, startOfUtcDay(now), def.jobType, def.limits.dailyQuotaPerUser,
+      userId, ...ACTIVE_STATES, def.jobType, def.limits.maxActiveJobsPerUser,
+    ],
+  };
+}
+
+/** MySQL/MariaDB ER_SUBQUERY_NO_1_ROW: on the create path, only ever the {@link limitsGuard}. */
+const ER_SUBQUERY_NO_1_ROW = 1242;
+
+/** True when `err` is the {@link limitsGuard} stopping a create at a limit (nothing was written). */
+export function isLimitsRefusal(err: unknown): boolean {
+  return (err as { errno?: number } | undefined)?.errno === ER_SUBQUERY_NO_1_ROW;
 }
 
 /**

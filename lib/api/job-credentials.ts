@@ -18,9 +18,10 @@ export function allowsUserKeys(def: Pick<JobDefinition, 'credential'>): boolean 
 }
 
 /**
- * The credential a new job records: the user's active DeepSeek key when the type allows user keys and one is
- * stored (its id, read with the creation preflight, lib/api/creation-limits.ts), else nothing (the
- * definition's default mode).
+ * The credential a new job records when it is created after a limit's refusal (a replay; lib/api/user-operations.ts):
+ * the user's active DeepSeek key when the type allows user keys and one is stored (its id, read with the
+ * creation preflight, lib/api/creation-limits.ts), else nothing (the definition's default mode). Every other
+ * create reads the key inside its own transaction (createJob's `userKeyIfStored`).
  */
 export function credentialForNewJob(userKeyId: string | null): JobCredentialChoice {
   return userKeyId ? { credentialMode: 'user_deepseek_key', credentialId: userKeyId } : {};

@@ -12,10 +12,10 @@ import type { PrismaDb } from '../db/client.ts';
 import { cancellableIn, requestCancel } from '../jobs/cancellation.ts';
 import { isDeadlock } from '../db/connection-errors.ts';
 import { retryOnDeadlock } from '../db/sql-pool.ts';
-import { createJob, type CreateJobDeps } from '../jobs/create-job.ts';
+import { createJob, type CreateJobDeps, type CreateJobInput, type CreateJobResult } from '../jobs/create-job.ts';
 import { parseJobInput } from '../jobs/definition.ts';
 import type { JobDefinitionRegistry } from '../jobs/registry.ts';
-import { assertWithinLimits, readCreationPreflight } from './creation-limits.ts';
+import { assertWithinLimits, isLimitsRefusal, limitsGuard, readCreationPreflight } from './creation-limits.ts';
 import { getSqlPool } from '../db/sql-pool.ts';
 import { JobResultNotAvailableError } from './http-errors.ts';
 import { json, jsonBody, noContent, optionalHeader, parseField, type ApiResult } from './http.ts';
@@ -43,9 +43,9 @@ type Ctx = OperationContext<UserApiDeps, UserRoute>;
 const USER_TARGET_TYPE = 'user';
 
 /**
- * `POST /api/ai/<job-type collection>`: validates the body with the job type's input schema, honours
- * `Idempotency-Key` (a replay returns the first job even when a limit is now reached), checks the limits,
- * then createJob with eager dispatch. 202 with the status response and `Location`.
+ * `POST /api/ai/<job-type collection>`: validates the body with the job type's input schema, then createJob with
+ * eager dispatch, the limits' guard first in its transaction and the user's key if stored. 202 with the status
+ * response and `Location`. `Idempotency-Key`: a replay returns the first job even when a limit is now reached.
  */
 async function createUserJob({ event, route, caller, deps }: Ctx): Promise<ApiResult> {
   const def = deps.registry.get(routeField(route, 'jobType'));
@@ -54,13 +54,22 @@ async function createUserJob({ event, route, caller, deps }: Ctx): Promise<ApiRe
   parseJobInput(def, input);
   const userId = caller.userId;
   const now = deps.now();
-  const preflight = await readCreationPreflight(getSqlPool(), userId, def, now, { idempotencyKey, userKeys: allowsUserKeys(def) });
-  assertWithinLimits(preflight, def, now);
-  const credential = credentialForNewJob(preflight.userKeyId);
-  const { job, created } = await createJob(
-    { userId, jobType: def.jobType, triggerType: 'user', targetType: USER_TARGET_TYPE, targetId: userId, idempotencyKey, input, ...credential },
-    { db: deps.db, registry: deps.registry, ...deps.createJob },
-  );
+  const request: CreateJobInput = { userId, jobType: def.jobType, triggerType: 'user', targetType: USER_TARGET_TYPE, targetId: userId, idempotencyKey, input };
+  const createDeps: CreateJobDeps = { db: deps.db, registry: deps.registry, ...deps.createJob };
+  let result: CreateJobResult;
+  try {
+    // Within the limits (nearly always) this is one round trip: the limits' guard, then the job, on the user's
+    // key if one is stored, with its rows.
+    result = await createJob({ ...request, guard: limitsGuard(userId, def, now), userKeyIfStored: allowsUserKeys(def) }, createDeps);
+  } catch (err) {
+    if (!isLimitsRefusal(err)) throw err;
+    // At a limit, and nothing was written. The counts say which limit (429), unless the key replays an existing
+    // job, which a limit never refuses: then the create meets its duplicate key and returns that job.
+    const preflight = await readCreationPreflight(getSqlPool(), userId, def, now, { idempotencyKey, userKeys: allowsUserKeys(def) });
+    assertWithinLimits(preflight, def, now);
+    result = await createJob({ ...request, ...credentialForNewJob(preflight.userKeyId) }, createDeps);
+  }
+  const { job, created } = result;
   const { artifacts } = created ? { artifacts: [] } : await withArtifacts(deps.db, job);
   const headers: Record<string, string> = { location: `/api/ai/jobs/${job.id}` };
   if (!created) headers['idempotent-replayed'] = 'true';

@@ -117,6 +117,13 @@ export async function revokeUserKey(db: Db, userId: string, provider: string): P
   return count;
 }
 
+/**
+ * SQL of a scalar subquery: the id of the user's active DeepSeek key (the newest, as {@link getActiveUserKeyInfo}),
+ * or NULL; one placeholder, the user id. For reads that go with other SQL in one round trip (job creation).
+ */
+export const ACTIVE_USER_KEY_ID_SQL =
+  "(SELECT id FROM UserModelCredential WHERE userId = ? AND provider = 'deepseek' AND status = 'active' ORDER BY id DESC LIMIT 1)";
+
 /** The user's active key for `provider` as the API may show it, or null. */
 export async function getActiveUserKeyInfo(db: Db, userId: string, provider: string): Promise<ActiveKeyInfo | null> {
   return db.userModelCredential.findFirst({

@@ -12,12 +12,24 @@ export interface SqlStatement {
   values: SqlValue[];
 }
 
-/** `INSERT INTO \`table\` (cols…) VALUES (?…)` for one row; undefined values are left to column defaults. */
-export function insertStatement(table: string, row: Record<string, SqlValue | undefined>): SqlStatement {
+/** A column value the server computes: SQL with `?` placeholders (e.g. a scalar subquery) and their values. */
+export interface SqlExpression {
+  readonly expression: string;
+  readonly values: SqlValue[];
+}
+
+/**
+ * `INSERT INTO \`table\` (cols…) VALUES (?…)` for one row; undefined values are left to column defaults, and
+ * `computed` columns take the server's value of their expression instead of the row's.
+ */
+export function insertStatement(
+  table: string, row: Record<string, SqlValue | undefined>, computed: Readonly<Record<string, SqlExpression>> = {},
+): SqlStatement {
   const entries = Object.entries(row).filter((e): e is [string, SqlValue] => e[1] !== undefined);
   const columns = entries.map(([c]) => `\`${c}\``).join(', ');
-  const marks = entries.map(() => '?').join(', ');
-  return { sql: `INSERT INTO \`${table}\` (${columns}) VALUES (${marks})`, values: entries.map(([, v]) => v) };
+  const marks = entries.map(([c]) => computed[c]?.expression ?? '?').join(', ');
+  const values = entries.flatMap(([c, v]) => computed[c]?.values ?? [v]);
+  return { sql: `INSERT INTO \`${table}\` (${columns}) VALUES (${marks})`, values };
 }
 
 /** Runs statements in order inside the caller's Prisma transaction. */

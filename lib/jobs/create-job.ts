@@ -11,6 +11,8 @@ import type { CredentialMode } from '../db/generated/enums.ts';
 import { newId } from '../db/ids.ts';
 import { isDeadlock } from '../db/connection-errors.ts';
 import { isDuplicateKey, retryOnDeadlock, runAtomically } from '../db/sql-pool.ts';
+import type { SqlExpression, SqlStatement } from '../db/sql.ts';
+import { ACTIVE_USER_KEY_ID_SQL } from '../credentials/user-credential-repository.ts';
 import { hashCanonical } from './canonical-json.ts';
 import { maxAttemptsOf, parseJobInput, type JobDefinition } from './definition.ts';
 import { redactSnapshot } from './redaction.ts';
@@ -39,6 +41,17 @@ export interface CreateJobInput {
   credentialId?: string;
   priority?: number;
   parentJobId?: string;
+  /**
+   * Run the job on the user's active DeepSeek key when one is stored, else on the definition's default mode; read
+   * inside the creating transaction, so the job records the key that was active when it was created. Excludes
+   * `credentialMode` and `credentialId`; the type must allow `user_deepseek_key`.
+   */
+  userKeyIfStored?: boolean;
+  /**
+   * A statement run first in the creating transaction. When it fails, nothing is written and its error is thrown
+   * (the API's per-user limits: lib/api/creation-limits.ts `limitsGuard`).
+   */
+  guard?: SqlStatement;
 }
 
 export interface CreateJobResult {
@@ -74,6 +87,11 @@ export async function createJob(req: CreateJobInput, deps: CreateJobDeps = {}): 
   const def = (deps.registry ?? jobRegistry).get(req.jobType);
   const input = parseJobInput(def, req.input);
   const credentialMode = pickCredentialMode(def, req.credentialMode);
+  const userKey = req.userKeyIfStored === true;
+  if (userKey) {
+    if (req.credentialMode !== undefined || req.credentialId !== undefined) throw new TypeError('userKeyIfStored excludes credentialMode and credentialId');
+    if (!def.credential.allowedModes.includes('user_deepseek_key')) throw new CredentialModeNotAllowedError(def.jobType, 'user_deepseek_key');
+  }
   const inputHash = hashCanonical(input);
 
   const snapshot = redactSnapshot(input);
@@ -84,7 +102,9 @@ export async function createJob(req: CreateJobInput, deps: CreateJobDeps = {}): 
   const claim = dispatcher ? eagerClaim(dispatcher, dispatcher.policy.now()) : undefined;
   const { job, statements } = queuedJobInsert(
     jobRow(jobId, req, def, inputHash, credentialMode), { actor: `${req.triggerType}:${req.userId}`, reason: 'created' }, now,
+    userKey ? userKeyColumns(req.userId, credentialMode) : {},
   );
+  if (req.guard) statements.unshift(req.guard);
   statements.push(
     snapshotInsert({
       jobId, schemaVersion: def.input.schemaVersion, content: snapshot.content, contentHash: hashCanonical(snapshot.content),
@@ -92,16 +112,24 @@ export async function createJob(req: CreateJobInput, deps: CreateJobDeps = {}): 
     }, now),
     outboxInsert(event, now, claim),
   );
+  if (userKey) statements.push({ sql: 'SELECT credentialMode, credentialId FROM `AiJob` WHERE id = ?', values: [jobId] });
+  let results: unknown[];
   try {
     // Insert first, look up only on a duplicate key: one round trip on the common path. A hit writes nothing
     // (the whole transaction rolls back), and the loser of a concurrent race returns the winner.
     // A deadlock victim wrote nothing (the server rolled the whole transaction back): run it again, bounded.
-    await retryOnDeadlock(() => runAtomically(statements), isDeadlock, DEADLOCK_ATTEMPTS);
+    results = await retryOnDeadlock(() => runAtomically(statements), isDeadlock, DEADLOCK_ATTEMPTS);
   } catch (err) {
     if (req.idempotencyKey === undefined || !isDuplicateKey(err, IDEMPOTENCY_INDEX)) throw err;
     const winner = await findByIdempotencyKey(db, req, inputHash);
     if (winner) return { job: winner, created: false };
     throw err;
+  }
+  if (userKey) {
+    // The credential as stored: the key the server found, or the default mode.
+    const [stored] = results.at(-1) as Pick<AiJob, 'credentialMode' | 'credentialId'>[];
+    job.credentialMode = stored!.credentialMode;
+    job.credentialId = stored!.credentialId;
   }
   if (dispatcher && claim) {
     const row = { ...event, payload: event.payload as DispatchRow['payload'], queueName: event.queueName ?? null, messageGroupId: event.messageGroupId ?? null, attemptCount: 0, lockedBy: claim.holder, lockedAt: now };
@@ -130,6 +158,17 @@ async function findByIdempotencyKey(db: PrismaDb, req: CreateJobInput, inputHash
   });
   if (existing && existing.inputHash !== inputHash) throw new IdempotencyConflictError(existing.id, key);
   return existing;
+}
+
+/**
+ * The credential columns of a job that runs on the user's active key when one is stored: both computed by the
+ * server from the same subquery, so the mode and the key id always agree.
+ */
+function userKeyColumns(userId: string, defaultMode: CredentialMode): Record<'credentialMode' | 'credentialId', SqlExpression> {
+  return {
+    credentialMode: { expression: `IF(${ACTIVE_USER_KEY_ID_SQL} IS NULL, ?, 'user_deepseek_key')`, values: [userId, defaultMode] },
+    credentialId: { expression: ACTIVE_USER_KEY_ID_SQL, values: [userId] },
+  };
 }
 
 /** When the snapshot expires: creation + the job type's `retention.snapshotDays` (ADR-003 §8.4). */

@@ -8,7 +8,7 @@
  */
 import { inTransaction, type AiJob, type Db, type Prisma } from '../db/client.ts';
 import { newId } from '../db/ids.ts';
-import { executeInTransaction, executeTogether, insertStatement, type SqlStatement } from '../db/sql.ts';
+import { executeInTransaction, executeTogether, insertStatement, type SqlExpression, type SqlStatement } from '../db/sql.ts';
 import { isTerminal, type JobState, type TransitionName } from './states.ts';
 import { addJobTerminalEvent } from '../outbox/job-events.ts';
 import { claimSuccess, successStatements } from './lifecycle-success.ts';
@@ -59,8 +59,12 @@ export async function createJob(tx: Prisma.TransactionClient, row: NewJobRow, me
 /**
  * The SQL that creates a `queued` job and its first transition row, and the job exactly as stored — for
  * callers that run the creating transaction on the raw driver in one round trip (lib/jobs/create-job.ts).
+ * `computed` columns are stored as the server computes them; the returned job holds the row's values for them
+ * until the caller reads the stored ones back.
  */
-export function queuedJobInsert(row: NewJobRow, meta: TransitionMeta, now = new Date()): { job: AiJob; statements: SqlStatement[] } {
+export function queuedJobInsert(
+  row: NewJobRow, meta: TransitionMeta, now = new Date(), computed: Readonly<Partial<Record<keyof NewJobRow, SqlExpression>>> = {},
+): { job: AiJob; statements: SqlStatement[] } {
   const job: AiJob = {
     modelProvider: null, modelName: null, ...row, lifecycleStatus: 'queued', attemptCount: 0, lockedBy: null,
     lockedAt: null, lockUntil: null, leaseVersion: 0, cancelRequestedAt: null, progress: 0, startedAt: null,
@@ -71,7 +75,7 @@ export function queuedJobInsert(row: NewJobRow, meta: TransitionMeta, now = new 
     id: newId(), jobId: job.id, fromStatus: null, toStatus: 'queued', actor: meta.actor.slice(0, 128),
     reason: meta.reason?.slice(0, 255) ?? null, createdAt: now,
   });
-  return { job, statements: [insertStatement('AiJob', job), transition] };
+  return { job, statements: [insertStatement('AiJob', job, computed as Record<string, SqlExpression>), transition] };
 }
 
 /**

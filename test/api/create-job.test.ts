@@ -146,6 +146,11 @@ describe('per-user limits', () => {
     expect(res.status).toBe(429);
     expect(res.body.error.code).toBe('TOO_MANY_JOBS');
     expect(res.headers['retry-after']).toBe('30');
+    // The guard stopped the creating transaction: no job, audit, snapshot or outbox row of the refused create.
+    expect(await countRows('AiJob')).toBe(7);
+    expect(await countRows('AiJobTransition', "reason = 'created'")).toBe(0);
+    expect(await countRows('AiJobSnapshot')).toBe(0);
+    expect(await countRows('OutboxEvent')).toBe(0);
     const other = await create(CREATE_QUIZ, quizInput, { sub: 'user-2' });
     expect(other.status).toBe(202);
   });
@@ -155,6 +160,8 @@ describe('per-user limits', () => {
     const res = await create(CREATE_QUIZ, quizInput);
     expect(res.status).toBe(429);
     expect(res.body.error.code).toBe('QUOTA_EXCEEDED');
+    expect(await countRows('AiJob')).toBe(200);
+    expect(await countRows('OutboxEvent')).toBe(0);
     const now = new Date();
     const midnight = Date.UTC(now.getUTCFullYear(), now.getUTCMonth(), now.getUTCDate() + 1);
     const retryAfter = Number(res.headers['retry-after']);

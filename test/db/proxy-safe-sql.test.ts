@@ -121,6 +121,21 @@ describe('what the application sends through RDS Proxy', () => {
     expect(text.indexOf('INSERT INTO `AiUsageLog`')).toBeLessThan(text.indexOf('COMMIT'));
   });
 
+  it('creates each job within the limits in one round trip: the limits\' guard, then the job and its rows', () => {
+    const queries = loggedRows.filter((r) => r.command === 'Query');
+    const counting = queries.filter((r) => r.argument.includes("SELECT COUNT(*) FROM AiJob WHERE userId = 'alice'"));
+    expect(counting).toHaveLength(3); // the workload's three creates, and no read of the limits of their own
+    for (const { argument: text } of counting) {
+      const at = (part: string) => text.indexOf(part);
+      expect(at('START TRANSACTION')).toBe(0);
+      expect(at('START TRANSACTION')).toBeLessThan(at('AS withinLimits'));
+      expect(at('AS withinLimits')).toBeLessThan(at('INSERT INTO `AiJob`'));
+      expect(at('INSERT INTO `AiJob`')).toBeLessThan(at('INSERT INTO `OutboxEvent`'));
+      expect(at('INSERT INTO `OutboxEvent`')).toBeLessThan(at('COMMIT'));
+    }
+    expect(queries.filter((r) => r.argument.includes('AS replayId') || r.argument.includes(') AS active'))).toEqual([]);
+  });
+
   it('has no Prisma transaction that asks for an isolation level (the adapter sends SET TRANSACTION and BEGIN apart)', async () => {
     const lib = path.resolve(import.meta.dirname, '../../lib');
     const files = (await readdir(lib, { recursive: true }))

@@ -169,3 +169,52 @@ describe('createJob atomicity under injected database failures', () => {
     });
   }
 });
+
+describe('createJob on the user\'s key if stored, and behind a guard', () => {
+  /** A stored key row (createJob only reads its id and status; the ciphertext is never opened here). */
+  async function storeKey(userId: string, id: string, status: 'active' | 'revoked' = 'active'): Promise<void> {
+    await (await rawDb()).query(
+      `INSERT INTO UserModelCredential (id, userId, provider, keyCiphertext, dataKeyCiphertext, iv, authTag, kmsKeyId, fingerprint, status, createdAt, updatedAt)
+       VALUES (?, ?, 'deepseek', 'x', 'x', 'x', 'x', 'alias/test', 'fp', ?, NOW(3), NOW(3))`,
+      [id, userId, status],
+    );
+  }
+  const essay = (userId: string) => request({ userId, jobType: 'essay_review', input: { essay: 'Entropy rises.' }, userKeyIfStored: true });
+
+  it('records the newest active key when one is stored, else the default mode, and returns the job as stored', async () => {
+    await storeKey('user-1', '01J0000000000000000000000A');
+    await storeKey('user-1', '01J0000000000000000000000B');
+    await storeKey('user-1', '01J0000000000000000000000C', 'revoked');
+    await storeKey('user-2', '01J0000000000000000000000D', 'revoked');
+    const withKey = await createJob(essay('user-1'), deps);
+    const without = await createJob({ ...essay('user-2'), jobType: 'synthetic_job', input: { prompt: 'x' }, userKeyIfStored: undefined }, deps);
+    const revokedOnly = await createJob(essay('user-2'), deps);
+    expect(withKey.job).toMatchObject({ credentialMode: 'user_deepseek_key', credentialId: '01J0000000000000000000000B' });
+    expect(without.job).toMatchObject({ credentialMode: 'platform_key', credentialId: null });
+    // essay_review's default mode is the user's key: with none active, the job records that mode and no key
+    // (resolution then fails it with CREDENTIAL_INVALID, as for a job created before any key was stored).
+    expect(revokedOnly.job).toMatchObject({ credentialMode: 'user_deepseek_key', credentialId: null });
+    for (const { job } of [withKey, without, revokedOnly]) {
+      expect(await getPrisma().aiJob.findUniqueOrThrow({ where: { id: job.id } })).toMatchObject({
+        credentialMode: job.credentialMode, credentialId: job.credentialId,
+      });
+    }
+  });
+
+  it('refuses userKeyIfStored for a type that does not allow user keys, or together with an explicit credential', async () => {
+    await expect(createJob(request({ userKeyIfStored: true }), deps)).rejects.toBeInstanceOf(CredentialModeNotAllowedError);
+    await expect(createJob({ ...essay('user-1'), credentialMode: 'platform_key' }, deps)).rejects.toThrow(/excludes credentialMode/);
+    expect(await rowCounts()).toEqual({ jobs: 0, snapshots: 0, outbox: 0 });
+  });
+
+  it('runs the guard first in the same transaction: when it fails, its error is thrown and nothing is written', async () => {
+    const refuse = { sql: 'SELECT (SELECT 1 UNION ALL SELECT 1 FROM DUAL WHERE ? = 1) AS guarded', values: [1] };
+    const pass = { ...refuse, values: [0] };
+    await expect(createJob(request({ guard: refuse, idempotencyKey: 'guarded' }), deps)).rejects.toMatchObject({ errno: 1242 });
+    expect(await rowCounts()).toEqual({ jobs: 0, snapshots: 0, outbox: 0 });
+    expect(await countRows('AiJobTransition')).toBe(0);
+    const { created } = await createJob(request({ guard: pass, idempotencyKey: 'guarded' }), deps);
+    expect(created).toBe(true);
+    expect(await rowCounts()).toEqual({ jobs: 1, snapshots: 1, outbox: 1 });
+  });
+});
