@@ -14,6 +14,8 @@ import type mysql from 'mysql2/promise';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createPrismaClient, type PrismaDb } from '../../lib/db/client.ts';
 import { listAllJobs, listUserJobs } from '../../lib/api/job-reads.ts';
+import { limitsGuard } from '../../lib/api/creation-limits.ts';
+import { jobRegistry } from '../../lib/jobs/registry.ts';
 import { adminJobListQuerySchema, userJobListQuerySchema } from '../../lib/api/request-schemas.ts';
 import { rawDb } from '../helpers/db.ts';
 import { loggedUser, logRowsOf, serverNow } from '../helpers/general-log.ts';
@@ -182,6 +184,15 @@ describe('AiJob query plans', () => {
       expect(plan.key, `${name}: ${JSON.stringify(plan)}`).not.toBeNull();
       expect(plan.type, `${name}: ${JSON.stringify(plan)}`).not.toBe('ALL');
       chosen.add(String(plan.key));
+    }
+    // The same two counts as the creating transaction's first statement sends them (lib/api/creation-limits.ts).
+    const guard = limitsGuard('u7', jobRegistry.get('quiz_generation'), new Date(`${SINCE.slice(1, 11)}T12:00:00Z`));
+    const [guardPlan] = await db.query<mysql.RowDataPacket[]>(`EXPLAIN ${guard.sql}`, guard.values);
+    const counts = (guardPlan as unknown as PlanRow[]).filter((r) => r.table === 'AiJob');
+    expect(counts, JSON.stringify(guardPlan)).toHaveLength(2);
+    for (const plan of counts) {
+      expect(plan.key, `creation limits guard: ${JSON.stringify(plan)}`).not.toBeNull();
+      expect(plan.type, `creation limits guard: ${JSON.stringify(plan)}`).not.toBe('ALL');
     }
 
     const [indexes] = await db.query<mysql.RowDataPacket[]>(
