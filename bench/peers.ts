@@ -21,7 +21,9 @@
  * start + i / rate, rate = ours-http's unpaced submit rate, or BENCH_RATE). Order: ours-http unpaced, graphile-worker
  * unpaced and paced, ours-http paced, ours-inproc unpaced and paced, BullMQ unpaced and paced, then the
  * statement windows: each ratio's two runs back to back, as the machine's load drifts between runs.
- * Figures: jobs/s = jobs ÷ (first submission → last job done); submit→start and submit→done p50/p99.
+ * Figures: jobs/s = jobs ÷ (first submission → last job done); submit→start and submit→done p50/p99; for ours also
+ * `sent_ms` (summary: `sent`), created → the enqueue outbox row's publishedAt (SendMessageBatch returned), which
+ * splits the hand-off into the API's side and the queue's and consumer's side.
  * Clocks — ours: submit = the job row's createdAt, start = startedAt, done = finishedAt, all from the runtime's
  * Node clock (ms, DATETIME(3)) and subtracted in SQL; createdAt is taken inside createJob, so for ours-http the
  * HTTP/JWT/limit work before it is in jobs/s but not in submit→start. Peers: submit = client Node clock just
@@ -289,7 +291,8 @@ await admin.end();
 // ---- summary ----------------------------------------------------------------------------------------------
 report('summary (jobs/s; start and done p50 ms):');
 for (const f of figures) {
-  report(`  ${f.system.padEnd(16)} ${f.mode.padEnd(7)} ${f.jobsPerSecond.toFixed(1).padStart(7)}  start ${percentile(f.toStartMs, 50).toFixed(1).padStart(7)}  done ${percentile(f.toDoneMs, 50).toFixed(1).padStart(7)}  ${f.cpuPerJob ? formatCpu(f.cpuPerJob) : ''}`);
+  const sent = f.toSentMs ? ` (sent ${percentile(f.toSentMs, 50).toFixed(1)})` : '';
+  report(`  ${f.system.padEnd(16)} ${f.mode.padEnd(7)} ${f.jobsPerSecond.toFixed(1).padStart(7)}  start ${percentile(f.toStartMs, 50).toFixed(1).padStart(7)}${sent}  done ${percentile(f.toDoneMs, 50).toFixed(1).padStart(7)}  ${f.cpuPerJob ? formatCpu(f.cpuPerJob) : ''}`);
   const io = f.ioPerJob ? formatIo(f.ioPerJob) : '';
   if (io) report(`  ${''.padEnd(16)} ${''.padEnd(7)} ${io}`);
 }

@@ -60,6 +60,11 @@ export interface RunFigures {
   offeredPerSecond?: number | undefined;
   toStartMs: number[];
   toDoneMs: number[];
+  /**
+   * Ours only: job row created → its enqueue message sent (the outbox row's publishedAt, set when SendMessageBatch
+   * returned), which splits the hand-off into the API side and the queue-to-consumer side.
+   */
+  toSentMs?: number[];
   /** CPU ms per job by process group (./cpu.ts), when /proc is there. */
   cpuPerJob?: Record<string, number>;
   /** Read/write system calls and context switches per job by process group (./cpu.ts), when /proc is there. */
@@ -75,5 +80,6 @@ export function formatFigures(f: RunFigures): string {
   return `${f.system.padEnd(16)} ${f.mode.padEnd(7)} jobs=${f.jobs} ok=${f.succeeded} jobs_per_s=${f.jobsPerSecond.toFixed(1)}`
     + ` submit_per_s=${f.submitPerSecond.toFixed(1)}${offered}`
     + ` start_ms p50=${ms(percentile(f.toStartMs, 50))} p99=${ms(percentile(f.toStartMs, 99))}`
-    + ` done_ms p50=${ms(percentile(f.toDoneMs, 50))} p99=${ms(percentile(f.toDoneMs, 99))}${f.note ? `  (${f.note})` : ''}`;
+    + ` done_ms p50=${ms(percentile(f.toDoneMs, 50))} p99=${ms(percentile(f.toDoneMs, 99))}`
+    + `${f.toSentMs ? ` sent_ms p50=${ms(percentile(f.toSentMs, 50))} p99=${ms(percentile(f.toSentMs, 99))}` : ''}${f.note ? `  (${f.note})` : ''}`;
 }

@@ -12,6 +12,7 @@ import http from 'node:http';
 import { createInterface } from 'node:readline';
 import { fileURLToPath } from 'node:url';
 import type mysql from 'mysql2/promise';
+import { ENQUEUE_EVENT_TYPE, JOB_AGGREGATE } from '../../lib/outbox/outbox-writer.ts';
 import { offerLoad, type LoadPlan, type RunFigures } from './load.ts';
 import { benchInput, BENCH_JOB_PATH } from './ours-workload.ts';
 import type { HostRequest } from './ours-host.ts';
@@ -152,12 +153,15 @@ export async function oursFigures(admin: mysql.Connection, database: string, ids
   const rows: mysql.RowDataPacket[] = [];
   for (let at = 0; at < ids.length; at += 500) {
     const [chunk] = await admin.query<mysql.RowDataPacket[]>(
-      `SELECT lifecycleStatus AS status,
-              TIMESTAMPDIFF(MICROSECOND, createdAt, startedAt) / 1000 AS toStart,
-              TIMESTAMPDIFF(MICROSECOND, createdAt, finishedAt) / 1000 AS toDone,
-              TIMESTAMPDIFF(MICROSECOND, '2000-01-01', createdAt) / 1000 AS created,
-              TIMESTAMPDIFF(MICROSECOND, '2000-01-01', finishedAt) / 1000 AS finished
-       FROM \`${database}\`.AiJob WHERE id IN (?)`, [ids.slice(at, at + 500)]);
+      `SELECT j.lifecycleStatus AS status,
+              TIMESTAMPDIFF(MICROSECOND, j.createdAt, j.startedAt) / 1000 AS toStart,
+              TIMESTAMPDIFF(MICROSECOND, j.createdAt, o.publishedAt) / 1000 AS toSent,
+              TIMESTAMPDIFF(MICROSECOND, j.createdAt, j.finishedAt) / 1000 AS toDone,
+              TIMESTAMPDIFF(MICROSECOND, '2000-01-01', j.createdAt) / 1000 AS created,
+              TIMESTAMPDIFF(MICROSECOND, '2000-01-01', j.finishedAt) / 1000 AS finished
+       FROM \`${database}\`.AiJob j
+       LEFT JOIN \`${database}\`.OutboxEvent o ON o.aggregateType = ? AND o.aggregateId = j.id AND o.eventType = ?
+       WHERE j.id IN (?)`, [JOB_AGGREGATE, ENQUEUE_EVENT_TYPE, ids.slice(at, at + 500)]);
     rows.push(...chunk);
   }
   const num = (v: unknown) => (v === null ? NaN : Number(v));
@@ -167,6 +171,7 @@ export async function oursFigures(admin: mysql.Connection, database: string, ids
     ...base, jobs: ids.length, succeeded: rows.filter((r) => r.status === 'succeeded').length,
     jobsPerSecond: ids.length / ((last - first) / 1000),
     toStartMs: rows.map((r) => num(r.toStart)), toDoneMs: rows.map((r) => num(r.toDone)),
+    toSentMs: rows.map((r) => num(r.toSent)),
   };
 }
 
