@@ -28,6 +28,14 @@ export function secondsUntilNextUtcDay(now: Date): number {
   return Math.max(1, Math.ceil((next - now.getTime()) / 1000));
 }
 
+/** The user's queued + running jobs of a type (index `userId, lifecycleStatus, createdAt`: the user's open jobs). */
+const ACTIVE_COUNT_SQL = `(SELECT COUNT(*) FROM AiJob WHERE userId = ? AND lifecycleStatus IN (${placeholders(ACTIVE_STATES.length)}) AND jobType = ?)`;
+const activeCountValues = (userId: string, def: JobDefinition) => [userId, ...ACTIVE_STATES, def.jobType];
+
+/** The jobs of a type the user created since midnight UTC (index `userId, createdAt`). */
+const TODAY_COUNT_SQL = '(SELECT COUNT(*) FROM AiJob WHERE userId = ? AND createdAt >= ? AND jobType = ?)';
+const todayCountValues = (userId: string, def: JobDefinition, now: Date) => [userId, startOfUtcDay(now), def.jobType];
+
 /**
  * What a user's create needs to know to explain a refusal of the {@link limitsGuard}, read in ONE round trip
  * ({@link readCreationPreflight}).
@@ -51,11 +59,8 @@ export interface CreationPreflight {
 export async function readCreationPreflight(
   sql: SqlRunner, userId: string, def: JobDefinition, now: Date, opts: { idempotencyKey?: string | undefined; userKeys: boolean },
 ): Promise<CreationPreflight> {
-  const columns = [
-    `(SELECT COUNT(*) FROM AiJob WHERE userId = ? AND lifecycleStatus IN (${placeholders(ACTIVE_STATES.length)}) AND jobType = ?) AS active`,
-    '(SELECT COUNT(*) FROM AiJob WHERE userId = ? AND createdAt >= ? AND jobType = ?) AS today',
-  ];
-  const values: unknown[] = [userId, ...ACTIVE_STATES, def.jobType, userId, startOfUtcDay(now), def.jobType];
+  const columns = [`${ACTIVE_COUNT_SQL} AS active`, `${TODAY_COUNT_SQL} AS today`];
+  const values: unknown[] = [...activeCountValues(userId, def), ...todayCountValues(userId, def, now)];
   if (opts.idempotencyKey !== undefined) {
     columns.push('(SELECT id FROM AiJob WHERE userId = ? AND jobType = ? AND idempotencyKey = ?) AS replayId');
     values.push(userId, def.jobType, opts.idempotencyKey);
@@ -82,12 +87,10 @@ export async function readCreationPreflight(
  */
 export function limitsGuard(userId: string, def: JobDefinition, now: Date): SqlStatement {
   return {
-    sql: 'SELECT (SELECT 1 UNION ALL SELECT 1 FROM DUAL WHERE'
-      + ' (SELECT COUNT(*) FROM AiJob WHERE userId = ? AND createdAt >= ? AND jobType = ?) >= ?'
-      + ` OR (SELECT COUNT(*) FROM AiJob WHERE userId = ? AND lifecycleStatus IN (${placeholders(ACTIVE_STATES.length)}) AND jobType = ?) >= ?) AS withinLimits`,
+    sql: `SELECT (SELECT 1 UNION ALL SELECT 1 FROM DUAL WHERE ${TODAY_COUNT_SQL} >= ? OR ${ACTIVE_COUNT_SQL} >= ?) AS withinLimits`,
     values: [
-      userId, startOfUtcDay(now), def.jobType, def.limits.dailyQuotaPerUser,
-      userId, ...ACTIVE_STATES, def.jobType, def.limits.maxActiveJobsPerUser,
+      ...todayCountValues(userId, def, now), def.limits.dailyQuotaPerUser,
+      ...activeCountValues(userId, def), def.limits.maxActiveJobsPerUser,
     ],
   };
 }
