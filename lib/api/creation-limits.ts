@@ -8,7 +8,6 @@
  */
 import type { SqlRunner } from '../db/sql-pool.ts';
 import type { SqlStatement } from '../db/sql.ts';
-import { ACTIVE_USER_KEY_ID_SQL } from '../credentials/user-credential-repository.ts';
 import { placeholders } from '../outbox/outbox-claims.ts';
 import type { JobDefinition } from '../jobs/definition.ts';
 import { ACTIVE_STATES } from '../jobs/states.ts';
@@ -47,17 +46,14 @@ export interface CreationPreflight {
   today: number;
   /** True when a job with this idempotency key exists already (a replay is never refused by the limits). */
   replay: boolean;
-  /** The user's active DeepSeek key, when the type allows user keys and the user stored one. */
-  userKeyId: string | null;
 }
 
 /**
- * The limit counts, the idempotency replay check and the user's active key as one SELECT of scalar
- * subqueries on the raw pool. Read only after the {@link limitsGuard} stopped a create: to say which limit was
+ * The limit counts and the idempotency replay check as one SELECT of scalar subqueries on the raw pool. Read only after the {@link limitsGuard} stopped a create: to say which limit was
  * reached, or to let a replay of an existing idempotency key through.
  */
 export async function readCreationPreflight(
-  sql: SqlRunner, userId: string, def: JobDefinition, now: Date, opts: { idempotencyKey?: string | undefined; userKeys: boolean },
+  sql: SqlRunner, userId: string, def: JobDefinition, now: Date, opts: { idempotencyKey?: string | undefined },
 ): Promise<CreationPreflight> {
   const columns = [`${ACTIVE_COUNT_SQL} AS active`, `${TODAY_COUNT_SQL} AS today`];
   const values: unknown[] = [...activeCountValues(userId, def), ...todayCountValues(userId, def, now)];
@@ -65,14 +61,10 @@ export async function readCreationPreflight(
     columns.push('(SELECT id FROM AiJob WHERE userId = ? AND jobType = ? AND idempotencyKey = ?) AS replayId');
     values.push(userId, def.jobType, opts.idempotencyKey);
   }
-  if (opts.userKeys) {
-    columns.push(`${ACTIVE_USER_KEY_ID_SQL} AS userKeyId`);
-    values.push(userId);
-  }
   const [row] = (await sql.query(`SELECT ${columns.join(', ')}`, values)) as Record<string, unknown>[];
   return {
     active: Number(row?.active ?? 0), today: Number(row?.today ?? 0),
-    replay: row?.replayId != null, userKeyId: row?.userKeyId == null ? null : String(row.userKeyId),
+    replay: row?.replayId != null,
   };
 }
 

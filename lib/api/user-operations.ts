@@ -4,7 +4,7 @@
  * (./job-reads.ts): another user's job is JOB_NOT_FOUND.
  */
 import type { KMSClient } from '@aws-sdk/client-kms';
-import { allowsUserKeys, credentialForNewJob } from './job-credentials.ts';
+import { allowsUserKeys } from './job-credentials.ts';
 import { ConfigurationError } from '../config/aws.ts';
 import { CredentialNotFoundError } from '../credentials/errors.ts';
 import { getActiveUserKeyInfo, revokeUserKey, storeUserKey, type UserKeyProvider } from '../credentials/user-credential-repository.ts';
@@ -54,20 +54,23 @@ async function createUserJob({ event, route, caller, deps }: Ctx): Promise<ApiRe
   parseJobInput(def, input);
   const userId = caller.userId;
   const now = deps.now();
-  const request: CreateJobInput = { userId, jobType: def.jobType, triggerType: 'user', targetType: USER_TARGET_TYPE, targetId: userId, idempotencyKey, input };
+  const request: CreateJobInput = {
+    userId, jobType: def.jobType, triggerType: 'user', targetType: USER_TARGET_TYPE, targetId: userId, idempotencyKey, input,
+    userKeyIfStored: allowsUserKeys(def),
+  };
   const createDeps: CreateJobDeps = { db: deps.db, registry: deps.registry, ...deps.createJob };
   let result: CreateJobResult;
   try {
     // Within the limits (nearly always) this is one round trip: the limits' guard, then the job, on the user's
     // key if one is stored, with its rows.
-    result = await createJob({ ...request, guard: limitsGuard(userId, def, now), userKeyIfStored: allowsUserKeys(def) }, createDeps);
+    result = await createJob({ ...request, guard: limitsGuard(userId, def, now) }, createDeps);
   } catch (err) {
     if (!isLimitsRefusal(err)) throw err;
     // At a limit, and nothing was written. The counts say which limit (429), unless the key replays an existing
     // job, which a limit never refuses: then the create meets its duplicate key and returns that job.
-    const preflight = await readCreationPreflight(getSqlPool(), userId, def, now, { idempotencyKey, userKeys: allowsUserKeys(def) });
+    const preflight = await readCreationPreflight(getSqlPool(), userId, def, now, { idempotencyKey });
     assertWithinLimits(preflight, def, now);
-    result = await createJob({ ...request, ...credentialForNewJob(preflight.userKeyId) }, createDeps);
+    result = await createJob(request, createDeps);
   }
   const { job, created } = result;
   const { artifacts } = created ? { artifacts: [] } : await withArtifacts(deps.db, job);
