@@ -60,6 +60,9 @@
  * BENCH_ROUNDS=<n> (5): the peer_ratio pair and the handoff pair n times, alternating as above, each round paced at
  * its own ours-http unpaced submit rate; a `rounds=` line lists each round's figures and the last two lines give
  * their medians. ours-inproc and BullMQ run once, after the rounds.
+ * BENCH_SWEEP=<fractions> (e.g. 0.5,0.7,0.85,1): after the rounds, ours-http and graphile-worker each paced at
+ * those fractions of its own median unpaced submit rate; a `load_sweep` line per fraction compares the two
+ * hand-offs at the same share of each one's capacity (see {@link loadSweep}).
  * Last two lines: peer_ratio=<ours-http jobs/s ÷ graphile-worker jobs/s> and handoff_p50_ms=<ours-http paced,
  * createdAt → startedAt p50> (medians over the rounds).
  */
@@ -90,6 +93,11 @@ const clients = Number(env.BENCH_CLIENTS ?? 4);
 const peerConcurrency = Number(env.BENCH_PEER_CONCURRENCY ?? 10);
 const logJobs = Number(env.BENCH_LOG_JOBS ?? 200);
 const warmupJobs = Number(env.BENCH_WARMUP ?? 300);
+const sweepFractions = (env.BENCH_SWEEP ?? '').split(',').filter((v) => v.trim() !== '').map((v) => {
+  const fraction = Number(v);
+  if (!(fraction > 0 && fraction <= 2)) throw new Error(`BENCH_SWEEP: ${JSON.stringify(v)} is not a fraction in (0, 2]; expected e.g. 0.5,0.7,0.85,1`);
+  return fraction;
+});
 const USERS = 250;
 const DB = 'aijobs_bench_peers';
 const pgBase = (env.BENCH_PG_URL ?? 'postgres://postgres@127.0.0.1:5432').replace(/\/+$/, '');
@@ -204,6 +212,7 @@ function portOpen(hostName: string, port: number): Promise<boolean> {
 // graphile-worker and ours-http paced (the handoff pair), so the shared machine's load drifts least between them;
  // BENCH_ROUNDS times (default 5), each round paced at its own ours-http unpaced submit rate.
 const figures: RunFigures[] = [];
+const median = (values: number[]) => percentile(values, 50);
 const unpaced: LoadPlan = { jobs, clients };
 const profileDir = env.BENCH_CPU_PROF;
 const rounds = Math.max(1, Math.floor(Number(env.BENCH_ROUNDS ?? 5)));
@@ -229,6 +238,7 @@ for (let r = 0; r < rounds; r += 1) {
   figures.push(httpUnpaced, httpPaced);
   roundFigures.push({ httpUnpaced, httpPaced, graphileUnpaced });
 }
+const sweep = await loadSweep();
 await graphile?.stop();
 figures.push(
   await oursRun('ours-inproc', 'unpaced', unpaced, inproc(unpaced, 'iu')),
@@ -244,6 +254,30 @@ else if (await portOpen(redisHost, Number(redisPort))) {
 if (results) {
   await results.end();
   await dropPostgresDatabase(pg.Client, pgBase, DB);
+}
+
+/**
+ * BENCH_SWEEP=<fractions> (e.g. 0.5,0.7,0.85,1): after the rounds, ours-http and graphile-worker paced at each
+ * fraction of their OWN median unpaced submit rate, so each system's hand-off is seen at the same share of its
+ * own capacity (the rounds pace both at ours-http's rate, which is ours at saturation and graphile-worker at
+ * about 60% of its own).
+ */
+async function loadSweep(): Promise<string[]> {
+  const lines: string[] = [];
+  if (sweepFractions.length === 0) return lines;
+  const oursRate = median(roundFigures.map((r) => r.httpUnpaced.submitPerSecond));
+  const peerRates = roundFigures.filter((r) => r.graphileUnpaced).map((r) => r.graphileUnpaced!.submitPerSecond);
+  const peerRate = peerRates.length > 0 ? median(peerRates) : NaN;
+  for (const [k, fraction] of sweepFractions.entries()) {
+    const ours = await oursRun('ours-http', 'paced', { jobs, clients, ratePerSecond: fraction * oursRate }, http({ jobs, clients, ratePerSecond: fraction * oursRate }, `sw${k}`));
+    const peer = graphile && results && Number.isFinite(peerRate)
+      ? await peerRun(graphile, results, 'paced', { jobs, clients, ratePerSecond: fraction * peerRate }, `-sw${k}`) : undefined;
+    const start = (f: RunFigures | undefined) => (f ? percentile(f.toStartMs, 50).toFixed(1) : 'n/a');
+    lines.push(`load_sweep fraction=${fraction} ours_rate=${(fraction * oursRate).toFixed(1)} ours_handoff_p50_ms=${start(ours)}`
+      + ` ours_sent_p50_ms=${ours.toSentMs ? percentile(ours.toSentMs, 50).toFixed(1) : 'n/a'}`
+      + ` graphile_rate=${(fraction * peerRate).toFixed(1)} graphile_start_p50_ms=${start(peer)}`);
+  }
+  return lines;
 }
 
 // ---- ours: statements per job, from the general log --------------------------------------------------------
@@ -296,8 +330,8 @@ for (const f of figures) {
   const io = f.ioPerJob ? formatIo(f.ioPerJob) : '';
   if (io) report(`  ${''.padEnd(16)} ${''.padEnd(7)} ${io}`);
 }
+for (const line of sweep) report(line);
 const cpuTotal = (f?: RunFigures) => (f?.cpuPerJob ? Object.values(f.cpuPerJob).reduce((a, b) => a + b, 0) : 0);
-const median = (values: number[]) => percentile(values, 50);
 const ratios = roundFigures.filter((r) => r.graphileUnpaced).map((r) => r.httpUnpaced.jobsPerSecond / r.graphileUnpaced!.jobsPerSecond);
 const cpuRatios = roundFigures.filter((r) => cpuTotal(r.graphileUnpaced) > 0 && cpuTotal(r.httpUnpaced) > 0)
   .map((r) => cpuTotal(r.graphileUnpaced) / cpuTotal(r.httpUnpaced));
