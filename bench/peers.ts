@@ -257,10 +257,8 @@ if (results) {
 }
 
 /**
- * BENCH_SWEEP=<fractions> (e.g. 0.5,0.7,0.85,1): after the rounds, ours-http and graphile-worker paced at each
- * fraction of their OWN median unpaced submit rate, so each system's hand-off is seen at the same share of its
- * own capacity (the rounds pace both at ours-http's rate, which is ours at saturation and graphile-worker at
- * about 60% of its own).
+ * The BENCH_SWEEP runs. Why: the rounds pace both systems at ours-http's rate, which is ours at saturation and
+ * graphile-worker at about peer_ratio of its own capacity; here each is paced at shares of its own.
  */
 async function loadSweep(): Promise<string[]> {
   const lines: string[] = [];
@@ -269,7 +267,8 @@ async function loadSweep(): Promise<string[]> {
   const peerRates = roundFigures.filter((r) => r.graphileUnpaced).map((r) => r.graphileUnpaced!.submitPerSecond);
   const peerRate = peerRates.length > 0 ? median(peerRates) : NaN;
   for (const [k, fraction] of sweepFractions.entries()) {
-    const ours = await oursRun('ours-http', 'paced', { jobs, clients, ratePerSecond: fraction * oursRate }, http({ jobs, clients, ratePerSecond: fraction * oursRate }, `sw${k}`));
+    const plan = { jobs, clients, ratePerSecond: fraction * oursRate };
+    const ours = await oursRun('ours-http', 'paced', plan, http(plan, `sw${k}`));
     const peer = graphile && results && Number.isFinite(peerRate)
       ? await peerRun(graphile, results, 'paced', { jobs, clients, ratePerSecond: fraction * peerRate }, `-sw${k}`) : undefined;
     const start = (f: RunFigures | undefined) => (f ? percentile(f.toStartMs, 50).toFixed(1) : 'n/a');
