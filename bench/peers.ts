@@ -271,10 +271,9 @@ async function loadSweep(): Promise<string[]> {
     const ours = await oursRun('ours-http', 'paced', plan, http(plan, `sw${k}`));
     const peer = graphile && results && Number.isFinite(peerRate)
       ? await peerRun(graphile, results, 'paced', { jobs, clients, ratePerSecond: fraction * peerRate }, `-sw${k}`) : undefined;
-    const start = (f: RunFigures | undefined) => (f ? percentile(f.toStartMs, 50).toFixed(1) : 'n/a');
-    lines.push(`load_sweep fraction=${fraction} ours_rate=${(fraction * oursRate).toFixed(1)} ours_handoff_p50_ms=${start(ours)}`
-      + ` ours_sent_p50_ms=${ours.toSentMs ? percentile(ours.toSentMs, 50).toFixed(1) : 'n/a'}`
-      + ` graphile_rate=${(fraction * peerRate).toFixed(1)} graphile_start_p50_ms=${start(peer)}`);
+    const p50 = (values: number[] | undefined) => (values ? percentile(values, 50).toFixed(1) : 'n/a');
+    lines.push(`load_sweep fraction=${fraction} ours_rate=${(fraction * oursRate).toFixed(1)} ours_handoff_p50_ms=${p50(ours.toStartMs)}`
+      + ` ours_sent_p50_ms=${p50(ours.toSentMs)} graphile_rate=${(fraction * peerRate).toFixed(1)} graphile_start_p50_ms=${p50(peer?.toStartMs)}`);
   }
   return lines;
 }
