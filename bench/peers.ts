@@ -58,8 +58,9 @@
  * One run at a time: a second run drops and recreates the databases under the first (its creates then fail).
  * Env: DATABASE_URL (MariaDB server), BENCH_PG_URL (postgres://postgres@127.0.0.1:5432), BENCH_REDIS (127.0.0.1:6379).
  * BENCH_ROUNDS=<n> (5): the peer_ratio pair and the handoff pair n times, alternating as above, each round paced at
- * its own ours-http unpaced submit rate; a `rounds=` line lists each round's figures and the last two lines give
- * their medians. ours-inproc and BullMQ run once, after the rounds.
+ * its own ours-http unpaced submit rate; a `rounds=` line lists each round's figures (with
+ * `paced_kept_up_by_round`: the paced round's accepted ÷ offered rate) and the last two lines give their
+ * medians. ours-inproc and BullMQ run once, after the rounds.
  * BENCH_SWEEP=<fractions> (e.g. 0.5,0.7,0.85,1): after the rounds, ours-http and graphile-worker each paced at
  * those fractions of its own median unpaced submit rate; a `load_sweep` line per fraction compares the two
  * hand-offs at the same share of each one's capacity (see {@link loadSweep}).
@@ -334,9 +335,13 @@ const ratios = roundFigures.filter((r) => r.graphileUnpaced).map((r) => r.httpUn
 const cpuRatios = roundFigures.filter((r) => cpuTotal(r.graphileUnpaced) > 0 && cpuTotal(r.httpUnpaced) > 0)
   .map((r) => cpuTotal(r.graphileUnpaced) / cpuTotal(r.httpUnpaced));
 const handoffs = roundFigures.map((r) => percentile(r.httpPaced.toStartMs, 50));
+// Whether a paced round kept up with the rate it was offered (its round's unpaced rate): creates accepted per
+// second ÷ offered. Below about 0.9 the machine was slower than when the rate was measured, and that round's
+// hand-off includes a backlog.
+const keptUp = roundFigures.map((r) => r.httpPaced.submitPerSecond / (r.httpPaced.offeredPerSecond ?? r.httpPaced.submitPerSecond));
 if (rounds > 1) {
   // One figure per round, then the medians below: on this shared machine single runs drift by a third.
-  console.log(`rounds=${rounds} peer_ratio_by_round=${ratios.map((v) => v.toFixed(2)).join(',') || 'n/a'} handoff_p50_ms_by_round=${handoffs.map((v) => v.toFixed(1)).join(',')}`);
+  console.log(`rounds=${rounds} peer_ratio_by_round=${ratios.map((v) => v.toFixed(2)).join(',') || 'n/a'} handoff_p50_ms_by_round=${handoffs.map((v) => v.toFixed(1)).join(',')} paced_kept_up_by_round=${keptUp.map((v) => v.toFixed(2)).join(',')}`);
 }
 if (cpuRatios.length > 0) {
   // What peer_ratio tends to on a machine the bench saturates, with less run-to-run noise: CPU per job is
