@@ -3,9 +3,11 @@
  * `Db` (the client or a transaction client) so callers can group writes into one transaction.
  */
 import { PrismaMariaDb } from '@prisma/adapter-mariadb';
+import * as mariadb from 'mariadb';
 import { PrismaClient } from './generated/client.ts';
 import type { Prisma } from './generated/client.ts';
 import { databaseUrlFromEnv, parseDatabaseUrl, poolOptions } from './database-url.ts';
+import { closeAfterLargeStatements } from './large-statements.ts';
 import { guardAdapterFactory } from './text-guard.ts';
 
 export type { Prisma };
@@ -22,10 +24,34 @@ export function createPrismaClient(url: string): PrismaDb {
   // Guarded: a statement with ill-formed text throws IllFormedTextError instead of storing `?` (./text-guard.ts).
   // Multi-statement: the engine's own writes inside a Prisma transaction (a projection's artifacts, audit row and
   // event) go to the server in one round trip (executeTogether in ./sql.ts). Every statement uses placeholders.
-  const adapter = guardAdapterFactory(new PrismaMariaDb({ ...poolOptions(s), multipleStatements: true }, { database: s.database, useTextProtocol: true }));
+  // Our pool, so that a connection that sent a statement over 16 KB is closed after it, ending RDS Proxy's pin
+  // (./large-statements.ts); `prepareCacheLength: 0` is what the adapter sets on a pool of its own, and the
+  // adapter ends the pool when the client disconnects.
+  const pool = closeAfterLargeStatements(lazyPool(() => mariadb.createPool({ ...poolOptions(s), multipleStatements: true, prepareCacheLength: 0 })));
+  const adapter = guardAdapterFactory(new PrismaMariaDb(pool, { database: s.database, useTextProtocol: true, disposeExternalPool: true }));
   // Generous waits: under concurrency a transaction may queue for a pooled connection; the defaults
   // (2 s wait, 5 s run) turn a busy moment into P2028 errors.
   return new PrismaClient({ adapter, transactionOptions: { maxWait: 10_000, timeout: 15_000 } });
+}
+
+/**
+ * A pool created at its first use, as the adapter creates a pool of its own at its first query: a client that
+ * is never used opens no connection. Every method is forwarded to the pool (created on the first call, not on
+ * the first lookup: the adapter looks `getConnection` up to tell a pool from settings); `end` before any use is
+ * a no-op.
+ */
+function lazyPool(create: () => mariadb.Pool): mariadb.Pool {
+  let pool: mariadb.Pool | undefined;
+  return new Proxy({} as mariadb.Pool, {
+    get(_, prop) {
+      if (prop === 'then') return undefined; // not a thenable: `await` must not call into the pool
+      if (prop === 'end' && !pool) return async () => undefined;
+      return (...args: unknown[]) => {
+        pool ??= create();
+        return (Reflect.get(pool, prop, pool) as (...a: unknown[]) => unknown).apply(pool, args);
+      };
+    },
+  });
 }
 
 let shared: PrismaDb | undefined;

@@ -7,6 +7,7 @@
 import * as mariadb from 'mariadb';
 import { databaseUrlFromEnv, parseDatabaseUrl, poolOptions } from './database-url.ts';
 import type { SqlStatement } from './sql.ts';
+import { closeAfterLargeStatements } from './large-statements.ts';
 import { guardSqlPool } from './text-guard.ts';
 
 /** The raw driver pool type (hot-path repositories take one). */
@@ -24,9 +25,10 @@ let pool: SqlPool | undefined;
  */
 export function createSqlPool(databaseUrl: string): SqlPool {
   // Guarded: ill-formed text throws IllFormedTextError instead of being stored as `?` (./text-guard.ts).
-  return guardSqlPool(mariadb.createPool({
+  // A connection that sent a statement over 16 KB is closed after it, ending RDS Proxy's pin (./large-statements.ts).
+  return guardSqlPool(closeAfterLargeStatements(mariadb.createPool({
     ...poolOptions(parseDatabaseUrl(databaseUrl)), multipleStatements: true, insertIdAsNumber: true, bigIntAsNumber: true,
-  }));
+  })));
 }
 
 /** The process-wide raw pool for DATABASE_URL, created on first use. */

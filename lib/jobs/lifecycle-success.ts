@@ -115,6 +115,8 @@ export function successStatements(succeeded: AiJob, fence: LeaseFence, meta: Tra
 /**
  * RDS Proxy pins a session for a statement over 16 KB: a projection whose script would come near that (a long
  * quiz, say) is not made a script; the caller takes the transaction path, whose statements are each smaller.
+ * One that is still over 16 KB (a single long artifact) gets its connection closed after the transaction, which
+ * ends the pin (lib/db/large-statements.ts).
  */
 const MAX_SCRIPT_BYTES = 12_000;
 
