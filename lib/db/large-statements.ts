@@ -15,6 +15,7 @@
  * over it; nothing over it goes unnoticed. test/db/large-statements.test.ts checks both pools against the server.
  */
 import type * as mariadb from 'mariadb';
+import { withMethods, type Method } from './method-proxy.ts';
 
 /** AWS: "Any statement with a text size greater than 16 KB causes the proxy to pin the session." */
 export const PROXY_PIN_STATEMENT_BYTES = 16 * 1024;
@@ -72,25 +73,20 @@ const STATEMENT_METHODS = new Set(['query', 'execute']);
  */
 function closingConnection(conn: mariadb.PoolConnection): mariadb.PoolConnection {
   let pinned = false;
-  return new Proxy(conn, {
-    get(obj, prop) {
-      // The target as receiver: the driver's getters read private fields, which a proxy receiver lacks.
-      const value: unknown = Reflect.get(obj, prop, obj);
-      if (typeof value !== 'function') return value;
-      if (typeof prop === 'string' && STATEMENT_METHODS.has(prop)) {
-        return (...args: unknown[]) => {
-          if (mayPin(args)) pinned = true;
-          return (value as (...a: unknown[]) => unknown).apply(obj, args);
-        };
-      }
-      if (prop === 'release' || prop === 'end') {
-        return async () => {
-          if (!pinned) return (value as () => Promise<void>).call(obj);
-          obj.destroy();
-        };
-      }
-      return (value as (...a: unknown[]) => unknown).bind(obj);
-    },
+  return withMethods(conn, (name, method) => {
+    if (typeof name === 'string' && STATEMENT_METHODS.has(name)) {
+      return (...args: unknown[]) => {
+        if (mayPin(args)) pinned = true;
+        return method(...args);
+      };
+    }
+    if (name === 'release' || name === 'end') {
+      return async () => {
+        if (!pinned) return method();
+        conn.destroy();
+      };
+    }
+    return undefined;
   });
 }
 
@@ -100,25 +96,19 @@ function closingConnection(conn: mariadb.PoolConnection): mariadb.PoolConnection
  * with `getConnection` is destroyed at its `release()` if any of its statements was large.
  */
 export function closeAfterLargeStatements(pool: mariadb.Pool): mariadb.Pool {
-  return new Proxy(pool, {
-    get(obj, prop) {
-      const value: unknown = Reflect.get(obj, prop, obj);
-      if (typeof value !== 'function') return value;
-      if (typeof prop === 'string' && STATEMENT_METHODS.has(prop)) {
-        return async (...args: unknown[]) => {
-          if (!mayPin(args)) return (value as (...a: unknown[]) => Promise<unknown>).apply(obj, args);
-          const conn = await obj.getConnection();
-          try {
-            return await (conn[prop as 'query'] as (...a: unknown[]) => Promise<unknown>).apply(conn, args);
-          } finally {
-            conn.destroy();
-          }
-        };
-      }
-      if (prop === 'getConnection') {
-        return async () => closingConnection(await obj.getConnection());
-      }
-      return (value as (...a: unknown[]) => unknown).bind(obj);
-    },
+  return withMethods(pool, (name, method) => {
+    if (typeof name === 'string' && STATEMENT_METHODS.has(name)) {
+      return async (...args: unknown[]) => {
+        if (!mayPin(args)) return method(...args);
+        const conn = await pool.getConnection();
+        try {
+          return await (conn[name as 'query'] as Method).apply(conn, args);
+        } finally {
+          conn.destroy();
+        }
+      };
+    }
+    if (name === 'getConnection') return async () => closingConnection(await (method() as Promise<mariadb.PoolConnection>));
+    return undefined;
   });
 }

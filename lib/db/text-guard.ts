@@ -14,6 +14,7 @@
  */
 import type * as mariadb from 'mariadb';
 import { EngineError } from '../errors.ts';
+import { withMethods } from './method-proxy.ts';
 
 /** The parts of Prisma's driver adapter interfaces the guard touches (structural: no import of Prisma internals). */
 interface SqlQuery {
@@ -73,27 +74,20 @@ const STATEMENT_METHODS = new Set(['query', 'execute', 'batch', 'queryStream']);
 
 /** `target` with its statement methods checking their parameters first (and `getConnection` guarded too). */
 function guardRunner<T extends object>(target: T): T {
-  return new Proxy(target, {
-    get(obj, prop) {
-      // The target as receiver: the driver's getters read private fields (`#conn`), which a proxy receiver lacks.
-      const value: unknown = Reflect.get(obj, prop, obj);
-      if (typeof value !== 'function') return value;
-      if (typeof prop === 'string' && STATEMENT_METHODS.has(prop)) {
-        return (...args: unknown[]) => {
-          try {
-            checkCall(args);
-          } catch (err) {
-            if (prop === 'queryStream') throw err;
-            return Promise.reject(err);
-          }
-          return (value as (...a: unknown[]) => unknown).apply(obj, args);
-        };
-      }
-      if (prop === 'getConnection') {
-        return async (...args: unknown[]) => guardRunner(await (value as (...a: unknown[]) => Promise<object>).apply(obj, args));
-      }
-      return (value as (...a: unknown[]) => unknown).bind(obj);
-    },
+  return withMethods(target, (name, method) => {
+    if (typeof name === 'string' && STATEMENT_METHODS.has(name)) {
+      return (...args: unknown[]) => {
+        try {
+          checkCall(args);
+        } catch (err) {
+          if (name === 'queryStream') throw err;
+          return Promise.reject(err);
+        }
+        return method(...args);
+      };
+    }
+    if (name === 'getConnection') return async (...args: unknown[]) => guardRunner(await (method(...args) as Promise<object>));
+    return undefined;
   });
 }
 
@@ -108,30 +102,19 @@ function checkQuery(query: SqlQuery): void {
 }
 
 function guardQueryable<T extends Queryable>(q: T): T {
-  return new Proxy(q, {
-    get(obj, prop) {
-      const value: unknown = Reflect.get(obj, prop, obj);
-      if (prop === 'queryRaw' || prop === 'executeRaw') {
-        return (query: SqlQuery) => {
-          checkQuery(query);
-          return (value as (q: SqlQuery) => unknown).call(obj, query);
-        };
-      }
-      if (prop === 'startTransaction') {
-        return async (...args: unknown[]) => guardQueryable(await (value as (...a: unknown[]) => Promise<Queryable>).apply(obj, args));
-      }
-      return typeof value === 'function' ? (value as (...a: unknown[]) => unknown).bind(obj) : value;
-    },
+  return withMethods(q, (name, method) => {
+    if (name === 'queryRaw' || name === 'executeRaw') {
+      return (query: unknown) => {
+        checkQuery(query as SqlQuery);
+        return method(query);
+      };
+    }
+    if (name === 'startTransaction') return async (...args: unknown[]) => guardQueryable(await (method(...args) as Promise<Queryable>));
+    return undefined;
   });
 }
 
 /** Prisma's driver adapter factory, whose adapters (and their transactions) refuse ill-formed text. */
 export function guardAdapterFactory<F extends AdapterFactory>(factory: F): F {
-  return new Proxy(factory, {
-    get(obj, prop) {
-      const value: unknown = Reflect.get(obj, prop, obj);
-      if (prop === 'connect') return async () => guardQueryable(await (value as () => Promise<Queryable>).call(obj));
-      return typeof value === 'function' ? (value as (...a: unknown[]) => unknown).bind(obj) : value;
-    },
-  });
+  return withMethods(factory, (name, method) => (name === 'connect' ? async () => guardQueryable(await (method() as Promise<Queryable>)) : undefined));
 }
