@@ -35,10 +35,12 @@ function valueBytes(value: unknown): number {
   return valueBytes(JSON.stringify(value) ?? 'null');
 }
 
+/** The values of `query(sql, values)` as a list (the driver takes a single value unwrapped). */
+const paramsOf = (values: unknown): unknown[] => (values === undefined ? [] : Array.isArray(values) ? values : [values]);
+
 /** An upper bound of the size of the text the driver sends for `query(sql, values)`. */
 export function sentTextBytes(sql: string, values: unknown): number {
-  const params = values === undefined ? [] : Array.isArray(values) ? values : [values];
-  return params.reduce((sum: number, value) => sum + valueBytes(value), Buffer.byteLength(sql));
+  return paramsOf(values).reduce((sum: number, value) => sum + valueBytes(value), Buffer.byteLength(sql));
 }
 
 /** The SQL text of `query(sql | { sql }, values)`, and its values. */
@@ -53,9 +55,8 @@ function callText(args: unknown[]): { sql: string; values: unknown } {
  * escape): every statement of the hot paths is far below the limit by it alone.
  */
 function quickBound(sql: string, values: unknown): number {
-  const params = values === undefined ? [] : Array.isArray(values) ? values : [values];
   let bytes = 3 * sql.length;
-  for (const value of params) bytes += typeof value === 'string' ? 4 * value.length + 2 : valueBytes(value);
+  for (const value of paramsOf(values)) bytes += typeof value === 'string' ? 4 * value.length + 2 : valueBytes(value);
   return bytes;
 }
 
