@@ -19,8 +19,17 @@ import { ADMIN_ROUTES, USER_ROUTES, type ApiRoute } from '../lib/api/routes.ts';
 import { retentionOf } from './app-function.ts';
 import type { StageConfig } from './config.ts';
 
-/** Request headers browsers may send cross-origin: the bearer token and JSON bodies. */
-export const CORS_ALLOWED_HEADERS = ['authorization', 'content-type'];
+/**
+ * Request headers browsers may send cross-origin: the bearer token, JSON bodies, and the create's
+ * `Idempotency-Key` (without it a browser could not make a create safe to repeat).
+ */
+export const CORS_ALLOWED_HEADERS = ['authorization', 'content-type', 'idempotency-key'];
+
+/**
+ * Response headers browser code may read cross-origin (beyond the CORS-safelisted ones): the new job's
+ * `Location`, `Idempotent-Replayed` on a replayed create, and `Retry-After` on 429 and 503.
+ */
+export const CORS_EXPOSED_HEADERS = ['location', 'idempotent-replayed', 'retry-after'];
 
 export interface JobsHttpApiProps {
   config: StageConfig;
@@ -91,12 +100,16 @@ export class JobsHttpApi extends Construct {
   }
 }
 
-/** Preflight answers for `origins`: the methods our routes use, the headers in {@link CORS_ALLOWED_HEADERS}. */
+/**
+ * CORS for `origins`: the methods our routes use, the request headers in {@link CORS_ALLOWED_HEADERS}, the
+ * response headers in {@link CORS_EXPOSED_HEADERS} (API Gateway adds them to the integration's answers).
+ */
 function corsOf(origins: string[]): apigw.CorsPreflightOptions {
   const methods = [...new Set([...USER_ROUTES, ...ADMIN_ROUTES].map((route) => apigw.CorsHttpMethod[route.method]))];
   return {
     allowOrigins: origins,
     allowHeaders: CORS_ALLOWED_HEADERS,
+    exposeHeaders: CORS_EXPOSED_HEADERS,
     allowMethods: [...methods, apigw.CorsHttpMethod.OPTIONS],
     allowCredentials: false,
     maxAge: Duration.hours(1),

@@ -113,6 +113,16 @@ export function renderOpenApiDocument(registry?: JobDefinitionRegistry): string 
   return `${JSON.stringify(buildOpenApiDocument(registry), null, 2)}\n`;
 }
 
+/** Headers of a success answer beyond Content-Type (infra/http-api.ts exposes each of them to browsers). */
+function responseHeaders(action: Action, status: string): Record<string, Json> | undefined {
+  const location = { description: 'The job status URL', schema: { type: 'string' } };
+  if (action === 'createJob' && status === '202') {
+    return { Location: location, 'Idempotent-Replayed': { description: '`true` when the Idempotency-Key repeated an earlier create and this is its job', schema: { type: 'string', enum: ['true'] } } };
+  }
+  if (action === 'adminRetryJob') return { Location: { ...location, description: 'The new (201) or existing (200) job\'s admin URL' } };
+  return undefined;
+}
+
 function operationOf(route: ApiRoute<Action>): Json {
   const spec = ACTIONS[route.action];
   const operation: Json = { operationId: route.operationId, summary: route.summary, tags: [spec.tag] };
@@ -130,7 +140,7 @@ function operationOf(route: ApiRoute<Action>): Json {
   const responses: Record<string, Json> = {};
   for (const [status, id] of Object.entries(spec.success)) {
     const schemaId = id === 'result' ? resultSchemaId(route) : id;
-    const headers = status === '202' && route.action === 'createJob' ? { Location: { description: 'The job status URL', schema: { type: 'string' } } } : undefined;
+    const headers = responseHeaders(route.action, status);
     responses[status] = {
       description: STATUS_TEXT[Number(status)],
       ...(headers ? { headers } : {}),

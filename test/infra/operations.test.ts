@@ -5,6 +5,7 @@
  */
 import { beforeAll, describe, expect, it } from 'vitest';
 import { App } from 'aws-cdk-lib';
+import { buildOpenApiDocument } from '../../lib/api/openapi.ts';
 import { ADMIN_ROUTES, USER_ROUTES, routeKeyOf } from '../../lib/api/routes.ts';
 import { loadStageConfig, StageConfigError } from '../../infra/config.ts';
 import { INTERFACE_ENDPOINT_SERVICES } from '../../infra/vpc-endpoints.ts';
@@ -65,15 +66,29 @@ describe('CORS', () => {
     expect(api.Properties.CorsConfiguration).toBeUndefined();
   });
 
-  it('allows the configured origins with Authorization and Content-Type, and no route makes preflight need a JWT', () => {
+  it('allows the configured origins with the headers a create sends, exposes the ones it answers, and no route makes preflight need a JWT', () => {
     const [[, api]] = resources(prod, 'AWS::ApiGatewayV2::Api') as [[string, Resource]];
     expect(api.Properties.CorsConfiguration).toMatchObject({
-      AllowOrigins: ['https://app.example.org', 'http://localhost:5173'], AllowHeaders: ['authorization', 'content-type'],
+      AllowOrigins: ['https://app.example.org', 'http://localhost:5173'],
+      AllowHeaders: ['authorization', 'content-type', 'idempotency-key'],
+      ExposeHeaders: ['location', 'idempotent-replayed', 'retry-after'],
     });
     expect(api.Properties.CorsConfiguration.AllowMethods).toEqual(expect.arrayContaining(['GET', 'POST', 'OPTIONS']));
     // API Gateway answers OPTIONS itself unless a route matches it: an `OPTIONS` or `ANY` route would send the
     // preflight to the JWT authorizer, which rejects it (browsers send preflight without credentials).
     for (const [, route] of resources(prod, 'AWS::ApiGatewayV2::Route')) expect(route.Properties.RouteKey).toMatch(/^(GET|POST|PUT|DELETE|PATCH) /);
+  });
+
+  it('allows every request header the API documents and exposes every response header it documents', () => {
+    const doc = buildOpenApiDocument() as { paths: Record<string, Record<string, { parameters?: { in: string; name: string }[]; responses: Record<string, { headers?: Record<string, unknown> }> }>> };
+    const operations = Object.values(doc.paths).flatMap((path) => Object.values(path));
+    const requestHeaders = operations.flatMap((op) => (op.parameters ?? []).filter((p) => p.in === 'header').map((p) => p.name.toLowerCase()));
+    const responseHeaders = operations.flatMap((op) => Object.values(op.responses).flatMap((r) => Object.keys(r.headers ?? {}).map((h) => h.toLowerCase())));
+    expect(new Set(requestHeaders)).toEqual(new Set(['idempotency-key']));
+    expect(new Set(responseHeaders)).toEqual(new Set(['location', 'idempotent-replayed', 'retry-after']));
+    const [[, api]] = resources(prod, 'AWS::ApiGatewayV2::Api') as [[string, Resource]];
+    expect(api.Properties.CorsConfiguration.AllowHeaders).toEqual(expect.arrayContaining(requestHeaders));
+    expect(api.Properties.CorsConfiguration.ExposeHeaders).toEqual(expect.arrayContaining(responseHeaders));
   });
 
   it('refuses wildcard or malformed origins', () => {

@@ -750,6 +750,8 @@ export interface operations {
                 headers: {
                     /** @description The job status URL */
                     Location?: string;
+                    /** @description `true` when the Idempotency-Key repeated an earlier create and this is its job */
+                    "Idempotent-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -873,6 +875,8 @@ export interface operations {
                 headers: {
                     /** @description The job status URL */
                     Location?: string;
+                    /** @description `true` when the Idempotency-Key repeated an earlier create and this is its job */
+                    "Idempotent-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -996,6 +1000,8 @@ export interface operations {
                 headers: {
                     /** @description The job status URL */
                     Location?: string;
+                    /** @description `true` when the Idempotency-Key repeated an earlier create and this is its job */
+                    "Idempotent-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -2372,6 +2378,8 @@ export interface operations {
             /** @description OK */
             200: {
                 headers: {
+                    /** @description The new (201) or existing (200) job's admin URL */
+                    Location?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -2381,6 +2389,8 @@ export interface operations {
             /** @description Created (a new retry job) */
             201: {
                 headers: {
+                    /** @description The new (201) or existing (200) job's admin URL */
+                    Location?: string;
                     [name: string]: unknown;
                 };
                 content: {
