@@ -5,6 +5,7 @@
  */
 import OpenAI from 'openai';
 import { CredentialInvalidError, ProviderTimeoutError } from '../jobs/failures.ts';
+import { REDACTED } from '../jobs/redaction.ts';
 import { toProviderFailure } from './provider-errors.ts';
 import type { AiProvider, ChatRequest, ProviderReply } from './types.ts';
 
@@ -57,9 +58,9 @@ export class OpenAiCompatibleProvider implements AiProvider {
     } catch (err) {
       if (opts.signal.aborted) throw opts.signal.reason;
       if (deadline.aborted) {
-        throw new ProviderTimeoutError(`${this.name} did not answer within ${this.timeoutMs} ms`, { cause: err });
+        throw new ProviderTimeoutError(`${this.name} did not answer within ${this.timeoutMs} ms`, { cause: scrubSecret(err, opts.apiKey) });
       }
-      throw toProviderFailure(err, this.name, this.timeoutMs);
+      throw toProviderFailure(scrubSecret(err, opts.apiKey), this.name, this.timeoutMs);
     }
   }
 
@@ -115,4 +116,24 @@ function toProviderReply(completion: Completion): ProviderReply {
     content: completion.choices?.[0]?.message?.content ?? '',
     usage: { promptTokens, completionTokens, totalTokens: usage?.total_tokens ?? promptTokens + completionTokens },
   };
+}
+
+/** Shorter keys are not searched for: replacing every occurrence of a short string would mangle the text. */
+const MIN_SCRUBBED_SECRET = 8;
+
+/**
+ * `err` with every occurrence of `secret` in the message and stack of it and its causes (3 deep) replaced by
+ * `[REDACTED]`. Some vendors echo a refused key in their error text, and that text becomes the job's
+ * admin-visible detail (lib/engine/settle.ts); the pattern redaction there only knows key shapes, this one
+ * knows the key.
+ */
+export function scrubSecret(err: unknown, secret: string): unknown {
+  if (secret.length < MIN_SCRUBBED_SECRET) return err;
+  let current: unknown = err;
+  for (let depth = 0; current instanceof Error && depth < 4; depth += 1) {
+    if (current.message.includes(secret)) current.message = current.message.replaceAll(secret, REDACTED);
+    if (current.stack?.includes(secret)) current.stack = current.stack.replaceAll(secret, REDACTED);
+    current = current.cause;
+  }
+  return err;
 }

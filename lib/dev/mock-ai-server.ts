@@ -163,7 +163,8 @@ async function handle(req: IncomingMessage, res: ServerResponse, options: MockAi
     return sendError(res, 404, `no route ${req.method} ${path}`);
   }
   const key = /^Bearer (.+)$/.exec(req.headers.authorization ?? '')?.[1];
-  if (!key || (options.apiKey !== undefined && key !== options.apiKey)) return sendError(res, 401, 'invalid API key');
+  // Echoes the refused key, as some OpenAI-compatible vendors do: the provider must keep it out of what it stores.
+  if (!key || (options.apiKey !== undefined && key !== options.apiKey)) return sendError(res, 401, `Incorrect API key provided: ${key}`);
   const body = await readJson(req);
   if (!body) return sendError(res, 400, 'the body must be a chat completion request');
   state.requests.push(body);

@@ -7,6 +7,7 @@ import type { AiJob } from '../db/client.ts';
 import type { JobDefinition } from '../jobs/definition.ts';
 import { InfrastructureError, JobCancelledError, MAX_INFRASTRUCTURE_REFUNDS, type JobFailure } from '../jobs/failures.ts';
 import { markCancelled, markFailed, releaseLock, type LeaseFence } from '../jobs/lifecycle-repository.ts';
+import { redactText } from '../jobs/redaction.ts';
 import type { EngineDeps } from './engine-deps.ts';
 import type { RunOutcome } from './outcome.ts';
 import { decideAfterFailure } from './retry-policy.ts';
@@ -65,13 +66,17 @@ async function refundInfrastructureAttempt(
   return { kind: 'retry', jobId: job.id, code: detail.errorCode, delayMs };
 }
 
-/** Admin-only text: the failure's message and its cause chain, bounded. Never the input or a key. */
-function internalDetail(failure: JobFailure): string {
+/**
+ * Admin-only text: the failure's message and its cause chain, bounded, with secret-shaped substrings
+ * redacted (a provider's error text may quote a key or token; the provider itself removes the exact key it
+ * used). Never the input.
+ */
+export function internalDetail(failure: JobFailure): string {
   const parts = [failure.message];
   let cause = failure.cause;
   for (let depth = 0; cause instanceof Error && depth < 3; depth += 1) {
     parts.push(`caused by ${cause.name}: ${cause.message}`);
     cause = cause.cause;
   }
-  return parts.join(' | ').slice(0, MAX_INTERNAL_MESSAGE);
+  return redactText(parts.join(' | ')).slice(0, MAX_INTERNAL_MESSAGE);
 }

@@ -72,6 +72,16 @@ describe('OpenAiCompatibleProvider', () => {
     expect(await rejectionOf(call('hello', { apiKey: '' }))).toBeInstanceOf(CredentialInvalidError);
   });
 
+  it('keeps a refused key out of the failure when the vendor quotes it back', async () => {
+    const key = 'wrong-key-quoted-back-0042';
+    const refused = await rejectionOf(call('hello', { apiKey: key }));
+    expect(refused).toBeInstanceOf(CredentialInvalidError);
+    const cause = (refused as Error).cause as Error;
+    expect(cause.message).toContain('Incorrect API key provided: [REDACTED]');
+    const chain = [refused as Error, cause].flatMap((e) => [e.message, e.stack ?? '']).join('\n');
+    expect(chain).not.toContain(key);
+  });
+
   it('keeps one SDK client per key on one provider: each call still goes out with its own key', async () => {
     const provider = mockProvider('mock', server.url);
     const ask = (apiKey: string) => provider.complete({ ...chat('hello'), model: 'mock-chat' }, { apiKey, signal: new AbortController().signal });

@@ -3,7 +3,8 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { CreateKeyCommand } from '@aws-sdk/client-kms';
 import { getPrisma } from '../../lib/db/client.ts';
 import { runJob } from '../../lib/engine/run-job.ts';
-import { ReferenceValidationError } from '../../lib/jobs/failures.ts';
+import { internalDetail } from '../../lib/engine/settle.ts';
+import { ProviderUnavailableError, ReferenceValidationError } from '../../lib/jobs/failures.ts';
 import type { ResultProjector } from '../../lib/jobs/projector.ts';
 import { createKmsClient } from '../../lib/credentials/aws-clients.ts';
 import { storeUserKey } from '../../lib/credentials/user-credential-repository.ts';
@@ -63,6 +64,41 @@ describe("the user's own DeepSeek key", () => {
     } finally {
       await own.close();
     }
+  });
+});
+
+describe("a refused user key that the provider's error text quotes", () => {
+  it('fails CREDENTIAL_INVALID, and the admin detail says why without the key', async () => {
+    // Not sk-shaped, so only the provider's exact-key scrub can catch it (the pattern redaction does not).
+    const userKey = 'own-key-Qz7Lm2Np9Rt4Vw6Xy8';
+    const kms = createKmsClient();
+    const { KeyMetadata } = await kms.send(new CreateKeyCommand({ Description: 'engine test' }));
+    const own = await startEngineHarness({ realCredentials: true, deepseek: { apiKey: 'the-only-key-the-vendor-takes' } });
+    try {
+      await storeUserKey(db, { userId: 'user-1', provider: 'deepseek', apiKey: userKey, kmsKeyId: KeyMetadata!.KeyId! }, { kms });
+      const created = await own.create({
+        jobType: 'feynman_evaluation', credentialMode: 'user_deepseek_key',
+        input: { concept: 'Entropy', explanation: 'Disorder tends to increase.' },
+      });
+      await own.deliver();
+      const done = await db.aiJob.findUniqueOrThrow({ where: { id: created.id } });
+      expect(done).toMatchObject({ lifecycleStatus: 'failed', errorCode: 'CREDENTIAL_INVALID' });
+      // The mock vendor quotes a refused key (test/ai/openai-compatible-provider.test.ts); what the job stores
+      // for admins keeps the reason and drops the key.
+      expect(done.internalErrorMessage).toContain('Incorrect API key provided: [REDACTED]');
+      const stored = JSON.stringify([done, await transitionsOf(created.id), await db.aiUsageLog.findMany({ where: { jobId: created.id } })]);
+      expect(stored).not.toContain(userKey);
+    } finally {
+      await own.close();
+    }
+  });
+});
+
+describe('the admin detail of a failure', () => {
+  it('redacts key- and token-shaped text anywhere in the cause chain, and keeps the rest', () => {
+    const vendor = new Error('upstream refused Authorization: Bearer abcdefghijklmnopqrstuvwxyz0123 for sk-proj0123456789abcdefXYZ');
+    const detail = internalDetail(new ProviderUnavailableError('mock answered 502', { cause: new Error('gateway error', { cause: vendor }) }));
+    expect(detail).toBe('mock answered 502 | caused by Error: gateway error | caused by Error: upstream refused Authorization: Bearer [REDACTED] for [REDACTED]');
   });
 });
 
