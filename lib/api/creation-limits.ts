@@ -2,9 +2,12 @@
  * Per-user limits of a job type, from its definition (`limits.maxActiveJobsPerUser`, `limits.dailyQuotaPerUser`),
  * checked by the transaction that creates a user's job ({@link limitsGuard}).
  *
- * Soft limits: the counts and the insert are not one transaction, so two concurrent requests may both pass
- * at the edge and exceed a limit by one. That is accepted: the limits protect capacity and cost, not an
- * invariant, and a lock per user on every create would cost more than the overshoot.
+ * Soft limits: the guard's counts are plain reads, which do not see the rows of other creates still in flight, so
+ * concurrent creates of one user at the edge may all pass: a limit is exceeded by at most the number of that
+ * user's creates of the type in flight at once, minus one. That is accepted: the limits protect capacity and
+ * cost, not an invariant, and a lock per user on every create would cost more than the overshoot. A create the
+ * guard refused is only ever retried guarded ({@link createWithinLimits}), so creates refused together do not
+ * all get through when one job ends.
  */
 import type { SqlRunner } from '../db/sql-pool.ts';
 import type { SqlStatement } from '../db/sql.ts';
@@ -108,5 +111,39 @@ export function assertWithinLimits(pre: Pick<CreationPreflight, 'active' | 'toda
   }
   if (pre.active >= def.limits.maxActiveJobsPerUser) {
     throw new TooManyJobsError(def.jobType, def.limits.maxActiveJobsPerUser, TOO_MANY_JOBS_RETRY_AFTER_SECONDS);
+  }
+}
+
+/** Guarded tries of one create while jobs end and others take their place, before it answers as at the limit. */
+export const MAX_GUARDED_TRIES = 3;
+
+/** The two steps {@link createWithinLimits} runs: the create (with the guard, or without it for a replay) and the counts. */
+export interface LimitedCreate<T> {
+  create(guard: SqlStatement | undefined): Promise<T>;
+  counts(): Promise<CreationPreflight>;
+}
+
+/**
+ * Creates behind the {@link limitsGuard}. When the guard refuses, nothing was written, and the counts say which
+ * limit was reached (429), or that the idempotency key replays an existing job, which no limit refuses: that
+ * create runs without the guard and meets its duplicate key. When the counts are within the limits (a job
+ * ended meanwhile) the create is tried again, guarded, up to {@link MAX_GUARDED_TRIES} times in all, then
+ * answered as at the active-jobs limit.
+ * @throws TooManyJobsError, QuotaExceededError (see {@link assertWithinLimits})
+ */
+export async function createWithinLimits<T>(userId: string, def: JobDefinition, now: Date, steps: LimitedCreate<T>): Promise<T> {
+  const guard = limitsGuard(userId, def, now);
+  for (let tries = 1; ; tries += 1) {
+    try {
+      return await steps.create(guard);
+    } catch (err) {
+      if (!isLimitsRefusal(err)) throw err;
+    }
+    const counts = await steps.counts();
+    assertWithinLimits(counts, def, now);
+    if (counts.replay) return steps.create(undefined);
+    if (tries >= MAX_GUARDED_TRIES) {
+      throw new TooManyJobsError(def.jobType, def.limits.maxActiveJobsPerUser, TOO_MANY_JOBS_RETRY_AFTER_SECONDS);
+    }
   }
 }

@@ -12,10 +12,10 @@ import type { PrismaDb } from '../db/client.ts';
 import { cancellableIn, requestCancel } from '../jobs/cancellation.ts';
 import { isDeadlock } from '../db/connection-errors.ts';
 import { retryOnDeadlock } from '../db/sql-pool.ts';
-import { createJob, type CreateJobDeps, type CreateJobInput, type CreateJobResult } from '../jobs/create-job.ts';
+import { createJob, type CreateJobDeps, type CreateJobInput } from '../jobs/create-job.ts';
 import { parseJobInput } from '../jobs/definition.ts';
 import type { JobDefinitionRegistry } from '../jobs/registry.ts';
-import { assertWithinLimits, isLimitsRefusal, limitsGuard, readCreationPreflight } from './creation-limits.ts';
+import { createWithinLimits, readCreationPreflight } from './creation-limits.ts';
 import { getSqlPool } from '../db/sql-pool.ts';
 import { JobResultNotAvailableError } from './http-errors.ts';
 import { json, jsonBody, noContent, optionalHeader, parseField, type ApiResult } from './http.ts';
@@ -59,20 +59,12 @@ async function createUserJob({ event, route, caller, deps }: Ctx): Promise<ApiRe
     userKeyIfStored: allowsUserKeys(def),
   };
   const createDeps: CreateJobDeps = { db: deps.db, registry: deps.registry, ...deps.createJob };
-  let result: CreateJobResult;
-  try {
-    // Within the limits (nearly always) this is one round trip: the limits' guard, then the job, on the user's
-    // key if one is stored, with its rows.
-    result = await createJob({ ...request, guard: limitsGuard(userId, def, now) }, createDeps);
-  } catch (err) {
-    if (!isLimitsRefusal(err)) throw err;
-    // At a limit, and nothing was written. The counts say which limit (429), unless the key replays an existing
-    // job, which a limit never refuses: then the create meets its duplicate key and returns that job.
-    const preflight = await readCreationPreflight(getSqlPool(), userId, def, now, { idempotencyKey });
-    assertWithinLimits(preflight, def, now);
-    result = await createJob(request, createDeps);
-  }
-  const { job, created } = result;
+  // Within the limits (nearly always) this is one round trip: the limits' guard, then the job, on the user's key
+  // if one is stored, with its rows.
+  const { job, created } = await createWithinLimits(userId, def, now, {
+    create: (guard) => createJob(guard ? { ...request, guard } : request, createDeps),
+    counts: () => readCreationPreflight(getSqlPool(), userId, def, now, { idempotencyKey }),
+  });
   const { artifacts } = created ? { artifacts: [] } : await withArtifacts(deps.db, job);
   const headers: Record<string, string> = { location: `/api/ai/jobs/${job.id}` };
   if (!created) headers['idempotent-replayed'] = 'true';

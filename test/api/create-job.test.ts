@@ -4,7 +4,11 @@ import { handler as userHandler } from '../../functions/api-user.ts';
 import { createUserApiHandler } from '../../lib/api/user-api.ts';
 import { jobStatusResponseSchema } from '../../lib/api/response-schemas.ts';
 import { MAX_BODY_BYTES } from '../../lib/api/request-schemas.ts';
+import { createWithinLimits, readCreationPreflight } from '../../lib/api/creation-limits.ts';
 import { getPrisma, type PrismaDb } from '../../lib/db/client.ts';
+import { getSqlPool } from '../../lib/db/sql-pool.ts';
+import { createJob } from '../../lib/jobs/create-job.ts';
+import { jobRegistry } from '../../lib/jobs/registry.ts';
 import { ULID_PATTERN, newId } from '../../lib/db/ids.ts';
 import { countRows } from '../helpers/db.ts';
 import { insertJob, minutesAgo } from '../helpers/factories.ts';
@@ -30,6 +34,13 @@ function create(routeKey: string, body: unknown, options: { sub?: string; key?: 
 async function insertJobs(n: number, overrides: Parameters<typeof insertJob>[0]): Promise<void> {
   const { id: _id, ...template } = await insertJob(overrides);
   await getPrisma().aiJob.createMany({ data: Array.from({ length: n - 1 }, () => ({ ...template, id: newId() })) });
+}
+
+/** A promise the test opens when it chooses. */
+function gate(): { promise: Promise<void>; open(): void } {
+  let open!: () => void;
+  const promise = new Promise<void>((resolve) => { open = resolve; });
+  return { promise, open };
 }
 
 /** A database that fails the test on any use: proves a request was refused before any query. */
@@ -172,6 +183,56 @@ describe('per-user limits', () => {
     const yesterday = new Date(Date.now() - 86_400_000);
     await insertJobs(200, { jobType: 'quiz_generation', lifecycleStatus: 'succeeded', createdAt: yesterday });
     expect((await create(CREATE_QUIZ, quizInput)).status).toBe(202);
+  });
+
+  it('tries a refused create again only behind the guard: when one job ends, one of two creates refused together gets in', async () => {
+    const def = jobRegistry.get('quiz_generation');
+    const active = await Promise.all(Array.from({ length: def.limits.maxActiveJobsPerUser }, () => insertJob({ jobType: 'quiz_generation', lifecycleStatus: 'running' })));
+    const now = new Date();
+    const request = { userId: 'user-1', jobType: def.jobType, triggerType: 'user' as const, targetType: 'user', targetId: 'user-1', input: quizInput };
+    const deps = { db: getPrisma(), registry: jobRegistry, eagerDispatch: null };
+    // The interleaving that let both through before: both creates are refused at the limit; one job ends; both
+    // read counts within the limit; the first creates; then the second creates.
+    const refused = { first: gate(), second: gate() };
+    const ended = gate();
+    const secondCounted = gate();
+    const firstCreatedAgain = gate();
+    const attempt = (label: 'first' | 'second') => {
+      let creates = 0;
+      return createWithinLimits('user-1', def, now, {
+        create: async (guard) => {
+          creates += 1;
+          if (creates === 1) {
+            try {
+              return await createJob(guard ? { ...request, guard } : request, deps);
+            } catch (err) {
+              refused[label].open();
+              throw err;
+            }
+          }
+          await (label === 'first' ? secondCounted : firstCreatedAgain).promise;
+          try {
+            return await createJob(guard ? { ...request, guard } : request, deps);
+          } finally {
+            if (label === 'first') firstCreatedAgain.open();
+          }
+        },
+        counts: async () => {
+          await ended.promise;
+          const counts = await readCreationPreflight(getSqlPool(), 'user-1', def, now, {});
+          if (label === 'second') secondCounted.open();
+          return counts;
+        },
+      });
+    };
+    const outcomes = Promise.allSettled([attempt('first'), attempt('second')]);
+    await Promise.all([refused.first.promise, refused.second.promise]);
+    await getPrisma().aiJob.update({ where: { id: active[0]!.id }, data: { lifecycleStatus: 'succeeded' } });
+    ended.open();
+    const [first, second] = await outcomes;
+    expect(first.status).toBe('fulfilled');
+    expect(second).toMatchObject({ status: 'rejected', reason: { code: 'TOO_MANY_JOBS' } });
+    expect(await countRows('AiJob', "lifecycleStatus IN ('queued', 'running')")).toBe(def.limits.maxActiveJobsPerUser);
   });
 
   it('still replays an existing Idempotency-Key when the limit is reached', async () => {
