@@ -1,7 +1,9 @@
 /**
  * The deployment's settings, from CDK context. Resolution, later wins:
  *   built-in defaults → `stages.<stage>` in cdk.json → a top-level context key (cdk.json or `-c key=value`).
- * So `npx cdk synth -c stage=prod -c backgroundConcurrency=8` changes one setting of prod.
+ * So `npx cdk synth -c stage=prod -c backgroundConcurrency=8` changes one setting of prod. CDK does not tell a
+ * top-level key of cdk.json from a `-c`, so one there would override every stage's: cdk.json keeps settings
+ * only in `stages.<stage>` (test/infra/deploy-pipeline.test.ts checks it).
  *
  * Nothing here looks anything up in an AWS account: the stack synthesizes offline.
  */
@@ -143,7 +145,8 @@ export function loadStageConfig(node: Node): StageConfig {
     target,
     localDatabaseUrl: stringSetting('localDatabaseUrl', raw('localDatabaseUrl')),
     production: booleanSetting('production', raw('production') ?? stage === 'prod'),
-    jwtIssuer: urlSetting('jwtIssuer', raw('jwtIssuer')),
+    // No default: a stage without its own issuer must not deploy with another stage's (or the example's).
+    jwtIssuer: urlSetting('jwtIssuer', raw('jwtIssuer'), `set stages.${stage}.jwtIssuer in cdk.json, or pass -c jwtIssuer=https://…`),
     jwtAudience: listSetting('jwtAudience', raw('jwtAudience')),
     adminScope: optionalString(raw('adminScope')),
     adminClaim: stringSetting('adminClaim', raw('adminClaim')),
@@ -238,7 +241,8 @@ function optionalString(raw: unknown): string | undefined {
   return typeof raw === 'string' && raw.trim() ? raw.trim() : undefined;
 }
 
-function urlSetting(key: string, raw: unknown): string {
+function urlSetting(key: string, raw: unknown, whenUnset?: string): string {
+  if (whenUnset && !optionalString(raw)) throw new StageConfigError(key, `must be set: ${whenUnset}`);
   const value = stringSetting(key, raw);
   if (!URL.canParse(value) || new URL(value).protocol !== 'https:') throw new StageConfigError(key, 'must be an https URL');
   return value;

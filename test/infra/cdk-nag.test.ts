@@ -60,7 +60,7 @@ describe('cdk-nag AwsSolutions', () => {
   });
 
   it('finds nothing unacknowledged in prod with CORS, pinned AZs and VPC endpoints', { timeout: 600_000 }, () => {
-    const { findings, stack } = nag({ stage: 'prod', corsOrigins: 'https://app.example.org', availabilityZones: 'us-east-1a,us-east-1b', vpcEndpoints: true });
+    const { findings, stack } = nag({ stage: 'prod', jwtIssuer: 'https://login.example.org/', corsOrigins: 'https://app.example.org', availabilityZones: 'us-east-1a,us-east-1b', vpcEndpoints: true });
     expect(findings).toEqual([]);
     const acks = acknowledgements(stack).filter((ack) => ack.id.includes('AwsSolutions'));
     expect(acks.length).toBeGreaterThan(0);

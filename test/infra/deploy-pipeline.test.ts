@@ -87,10 +87,24 @@ describe('stage configuration', () => {
 
   it('defaults to dev from cdk.json, and reads a stage block with top-level keys winning', () => {
     expect(config({})).toMatchObject({ stage: 'dev', production: false, natGateways: 1, jwtAudience: ['ai-jobs-api'] });
-    const prod = config({ stage: 'prod', backgroundConcurrency: '3', jwtAudience: 'web,mobile' });
+    const prod = config({ stage: 'prod', jwtIssuer: 'https://login.example.org/', backgroundConcurrency: '3', jwtAudience: 'web,mobile' });
     expect(prod).toMatchObject({ stage: 'prod', production: true, natGateways: 2, jwtAudience: ['web', 'mobile'] });
     expect(prod.consumers.background.maxConcurrency).toBe(3);
     expect(prod.consumers.interactive.maxConcurrency).toBe(50);
+  });
+
+  it("keeps every setting in cdk.json under stages.<stage>: a top-level one would override each stage's", () => {
+    const topLevel = Object.keys(CDK_JSON.context).filter((key) => !key.includes(':'));
+    expect(topLevel.sort()).toEqual(['stage', 'stages']);
+  });
+
+  it("uses a stage's own JWT issuer, and refuses to synthesize a stage that has none", () => {
+    const stages = CDK_JSON.context.stages as Record<string, Record<string, unknown>>;
+    const withIssuer = { ...stages, prod: { ...stages.prod, jwtIssuer: 'https://cognito-idp.us-east-1.amazonaws.com/us-east-1_Abc' } };
+    expect(config({ stage: 'prod', stages: withIssuer }).jwtIssuer).toBe('https://cognito-idp.us-east-1.amazonaws.com/us-east-1_Abc');
+    expect(config({}).jwtIssuer).toBe('https://auth.example.com/');
+    expect(() => config({ stage: 'prod' })).toThrow('context "jwtIssuer" must be set: set stages.prod.jwtIssuer in cdk.json, or pass -c jwtIssuer=https://…');
+    expect(() => config({ stage: 'qa' })).toThrow(/stages\.qa\.jwtIssuer/);
   });
 
   it('refuses values out of range or malformed, naming the context key', () => {

@@ -18,7 +18,7 @@ const envOf = (s: Synthesized, prefix: string) =>
   resources(s, 'AWS::Lambda::Function').find(([id]) => id.startsWith(prefix))![1].Properties.Environment.Variables as Record<string, string>;
 
 const PROD = {
-  stage: 'prod', corsOrigins: 'https://app.example.org,http://localhost:5173', availabilityZones: 'us-east-1a,us-east-1c',
+  stage: 'prod', jwtIssuer: 'https://login.example.org/', corsOrigins: 'https://app.example.org,http://localhost:5173', availabilityZones: 'us-east-1a,us-east-1c',
   vpcEndpoints: true, stages: { ...(CDK_JSON.context.stages as object), prod: { ...(CDK_JSON.context.stages as any).prod, adminScope: 'ai-jobs/admin' } },
   adminClaim: 'groups', adminGroup: 'platform-admins',
 };

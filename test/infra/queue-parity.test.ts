@@ -48,7 +48,7 @@ let dev: Synthesized;
 let prod: Synthesized;
 beforeAll(() => {
   dev = synthStack();
-  prod = synthStack({ stage: 'prod', maxReceiveCount: '20' });
+  prod = synthStack({ stage: 'prod', jwtIssuer: 'https://login.example.org/', maxReceiveCount: '20' });
 }, 600_000);
 
 describe('job queue parity', () => {
