@@ -128,8 +128,13 @@ function everyMinute(scope: Construct, id: string, fn: lambda.IFunction): events
   return scheduled(scope, id, fn, Duration.minutes(1));
 }
 
-/** An EventBridge schedule every `rate`, without retries (the next run comes anyway). */
+/**
+ * An EventBridge schedule every `rate`, without retries (the next run comes anyway): none by EventBridge, and
+ * none by Lambda either. EventBridge invokes the function asynchronously, and Lambda by default runs a failed
+ * asynchronous invocation twice more, one and three minutes later, on top of the runs the schedule starts.
+ */
 function scheduled(scope: Construct, id: string, fn: lambda.IFunction, rate: Duration): events.Rule {
+  fn.configureAsyncInvoke({ retryAttempts: 0, maxEventAge: Duration.minutes(1) });
   return new events.Rule(scope, id, {
     schedule: events.Schedule.rate(rate),
     targets: [new targets.LambdaFunction(fn, { retryAttempts: 0, maxEventAge: Duration.minutes(1) })],

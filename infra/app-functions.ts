@@ -28,7 +28,7 @@ import { RETENTION_ENV } from '../lib/maintenance/retention-config.ts';
 import { JOB_QUEUE_NAMES, type QueueName } from '../lib/queue/queue-definitions.ts';
 import { createAppFunction, type DatabaseAccess, type FunctionContext } from './app-function.ts';
 import { BUNDLED_MIGRATIONS_DIR, type LambdaName } from './bundling.ts';
-import type { StageConfig } from './config.ts';
+import { API_FUNCTION_TIMEOUT_SECONDS, type StageConfig } from './config.ts';
 import type { JobQueues } from './job-queues.ts';
 
 export interface AppResources {
@@ -63,7 +63,7 @@ export function createAppFunctions(scope: Construct, r: AppResources): AppFuncti
     if (r.database.secret) allow(fn, ['secretsmanager:GetSecretValue'], [r.database.secret.secretArn]);
     return fn;
   };
-  const api = { timeout: Duration.seconds(15), memoryMb: 1024 };
+  const api = { timeout: Duration.seconds(API_FUNCTION_TIMEOUT_SECONDS), memoryMb: 1024 };
   const admin = adminEnvironment(r.config);
   const apiUser = create('ApiUser', { ...api, environment: { ...queueEnv, ...admin, ...dbPool(DB_POOL.api), CREDENTIALS_KMS_KEY_ID: r.credentialsKey.keyArn } });
   const apiAdmin = create('ApiAdmin', { ...api, environment: { ...queueEnv, ...dlqEnv, ...admin, ...dbPool(DB_POOL.api) } });

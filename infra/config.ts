@@ -10,6 +10,9 @@
 import type { Node } from 'constructs';
 import { JOB_QUEUE_NAMES, type QueueName } from '../lib/queue/queue-definitions.ts';
 
+/** The API functions' timeout. API Gateway's own integration timeout is 30 s; an answer should come well before. */
+export const API_FUNCTION_TIMEOUT_SECONDS = 15;
+
 /** SQS advises a visibility timeout of at least six times the consumer's timeout. */
 export const VISIBILITY_TO_TIMEOUT_RATIO = 6;
 

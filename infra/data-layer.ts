@@ -16,7 +16,7 @@ import * as rds from 'aws-cdk-lib/aws-rds';
 import type * as secretsmanager from 'aws-cdk-lib/aws-secretsmanager';
 import { Construct } from 'constructs';
 import { retentionOf, type DatabaseAccess } from './app-function.ts';
-import type { StageConfig } from './config.ts';
+import { API_FUNCTION_TIMEOUT_SECONDS, type StageConfig } from './config.ts';
 import { ApiEndpoints } from './vpc-endpoints.ts';
 import { acknowledge } from './acknowledge.ts';
 
@@ -25,6 +25,9 @@ export const DATABASE_NAME = 'ai_jobs';
 const DATABASE_USER = 'ai_jobs_admin';
 /** Aurora log types exported to CloudWatch Logs (`/aws/rds/cluster/<cluster>/<type>`). */
 export const DATABASE_LOG_EXPORTS = ['error', 'slowquery'] as const;
+
+/** RDS Proxy's ConnectionBorrowTimeout: 5 s below the API functions' timeout. */
+export const PROXY_BORROW_TIMEOUT_SECONDS = API_FUNCTION_TIMEOUT_SECONDS - 5;
 
 export class DataLayer extends Construct {
   readonly vpc: ec2.Vpc;
@@ -135,7 +138,10 @@ export class DataLayer extends Construct {
       securityGroups: [proxySecurityGroup],
       requireTLS: config.database.requireTls,
       iamAuth: false,
-      borrowTimeout: Duration.seconds(30),
+      // How long a statement waits for a database connection when the proxy's pool is full. Shorter than the API
+      // functions' timeout, so a request at that moment gets the proxy's error, and with it our 503 with
+      // Retry-After, instead of being killed by Lambda with nothing but the gateway's 500 for its caller.
+      borrowTimeout: Duration.seconds(PROXY_BORROW_TIMEOUT_SECONDS),
       // The mariadb driver sets session variables (time zone) on connect; they must not pin every session.
       sessionPinningFilters: [rds.SessionPinningFilter.EXCLUDE_VARIABLE_SETS],
     });

@@ -47,6 +47,14 @@ describe('database', () => {
     });
   });
 
+  it("waits for a pooled connection for less time than an API function may run, so a full pool is an answer, not a timeout", () => {
+    const [, group] = only(dev, 'AWS::RDS::DBProxyTargetGroup');
+    const borrowSeconds = group.Properties.ConnectionPoolConfigurationInfo.ConnectionBorrowTimeout as number;
+    const apiTimeouts = appFunctions(dev).filter(([id]) => id.startsWith('Api')).map(([, fn]) => fn.Properties.Timeout as number);
+    expect(apiTimeouts).toHaveLength(2);
+    for (const timeout of apiTimeouts) expect(borrowSeconds).toBeLessThanOrEqual(timeout - 5);
+  });
+
   it('gives every function the proxy endpoint and the secret ARN, never a password', () => {
     const proxyId = logicalIdOf(dev.stack.node.findChild('Data').node.findChild('Cluster').node.findChild('Proxy'));
     for (const [id, fn] of appFunctions(dev)) {
@@ -120,7 +128,7 @@ describe('functions', () => {
     expect(background.maxConcurrency).toBeLessThan(interactive.maxConcurrency);
   });
 
-  it('runs the dispatcher and the reaper every minute and maintenance every 15 minutes from EventBridge, without retries', () => {
+  it('runs the dispatcher and the reaper every minute and maintenance every 15 minutes from EventBridge, retried by neither EventBridge nor Lambda', () => {
     const rules = resources(dev, 'AWS::Events::Rule').map(([, r]) => r.Properties);
     const byTarget = Object.fromEntries(rules.map((r) => [referencedId(r.Targets[0].Arn).replace(/[0-9A-F]{8}$/, ''), r]));
     expect(Object.keys(byTarget).sort()).toEqual(['Dispatcher', 'Maintenance', 'Reaper']);
@@ -128,6 +136,10 @@ describe('functions', () => {
       const rate = target === 'Maintenance' ? 'rate(15 minutes)' : 'rate(1 minute)';
       expect(rule).toMatchObject({ ScheduleExpression: rate, Targets: [{ RetryPolicy: { MaximumRetryAttempts: 0 } }] });
     }
+    // Lambda's own retries of an asynchronous invocation (two by default) are off as well, for exactly these three.
+    const asyncConfigs = resources(dev, 'AWS::Lambda::EventInvokeConfig').map(([, c]) => c.Properties);
+    expect(asyncConfigs.map((c) => referencedId(c.FunctionName).replace(/[0-9A-F]{8}$/, '')).sort()).toEqual(['Dispatcher', 'Maintenance', 'Reaper']);
+    for (const c of asyncConfigs) expect(c).toMatchObject({ MaximumRetryAttempts: 0, MaximumEventAgeInSeconds: 60, Qualifier: '$LATEST' });
   });
 
   it('gives the maintenance function the stage\'s retention settings (defaults: 7 days, keep, 400 days)', () => {
