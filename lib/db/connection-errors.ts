@@ -51,6 +51,9 @@ const UNAVAILABLE_CODES: ReadonlySet<string> = new Set([
 /** The same failures as numbers (`errno`, or the `code` Prisma's adapter copies from the driver's errno). */
 const UNAVAILABLE_ERRNOS: ReadonlySet<number> = new Set([
   1040, 1053, 1203, 1317, 1927, 2006, 2013, 4031,
+  // RDS Proxy: "ERROR 9501 (HY000): Timed-out waiting to acquire database connection" (its pool stayed full for
+  // the proxy's ConnectionBorrowTimeout; RDS Proxy troubleshooting, MySQL errors).
+  9501,
   45001, 45004, 45009, 45012, 45013, 45019, 45026, 45028, 45061,
 ]);
 

@@ -1,16 +1,20 @@
 import { setUpApiEnvironment } from './api-env.ts';
 import { Logger } from '@aws-lambda-powertools/logger';
-import { beforeAll, describe, expect, it } from 'vitest';
+import { afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { handler as userHandler } from '../../functions/api-user.ts';
 import { mapError } from '../../lib/api/error-mapper.ts';
 import { PayloadTooLargeError, QuotaExceededError, RequestValidationError, TooManyJobsError } from '../../lib/api/http-errors.ts';
 import { createUserApiHandler } from '../../lib/api/user-api.ts';
 import { CredentialKeyFormatError, CredentialServiceUnavailableError, EnvelopeEncryptionError } from '../../lib/credentials/errors.ts';
-import type { PrismaDb } from '../../lib/db/client.ts';
+import { getPrisma, type PrismaDb } from '../../lib/db/client.ts';
+import { isDatabaseUnavailable } from '../../lib/db/connection-errors.ts';
+import { getSqlPool } from '../../lib/db/sql-pool.ts';
 import { newId } from '../../lib/db/ids.ts';
 import { IdempotencyConflictError } from '../../lib/jobs/creation-errors.ts';
 import { InputValidationError, UnknownJobTypeError } from '../../lib/jobs/errors.ts';
 import { JobAlreadyCancelledError, JobNotCancellableError, JobNotFoundError, StaleTransitionError } from '../../lib/jobs/lifecycle-errors.ts';
 import { apiEvent, invoke, userClaims } from '../helpers/api-events.ts';
+import { countRows, rawDb } from '../helpers/db.ts';
 
 beforeAll(async () => {
   await setUpApiEnvironment();
@@ -90,5 +94,32 @@ describe('the database is unreachable', () => {
     } finally {
       await down.$disconnect();
     }
+  });
+});
+
+describe("RDS Proxy's pool is full (ERROR 9501, raised here by the real server with SIGNAL)", () => {
+  const BORROW_TIMEOUT = "SIGNAL SQLSTATE 'HY000' SET MYSQL_ERRNO = 9501, MESSAGE_TEXT = 'Timed-out waiting to acquire database connection'";
+  afterEach(async () => {
+    await (await rawDb()).query('DROP TRIGGER IF EXISTS proxy_borrow_timeout');
+  });
+
+  it('is the database being unavailable, on the raw pool and through Prisma', async () => {
+    const raw = await getSqlPool().query(BORROW_TIMEOUT).catch((err: unknown) => err);
+    expect(raw).toMatchObject({ errno: 9501 });
+    expect(isDatabaseUnavailable(raw)).toBe(true);
+    const viaPrisma = await getPrisma().$executeRawUnsafe(BORROW_TIMEOUT).catch((err: unknown) => err);
+    expect(viaPrisma).toBeInstanceOf(Error);
+    expect(isDatabaseUnavailable(viaPrisma)).toBe(true);
+  });
+
+  it('answers a create 503 PLATFORM_UNAVAILABLE with Retry-After, and writes nothing', async () => {
+    await (await rawDb()).query(`CREATE TRIGGER proxy_borrow_timeout BEFORE INSERT ON AiJob FOR EACH ROW ${BORROW_TIMEOUT}`);
+    const res = await invoke(userHandler, apiEvent('POST /api/ai/quiz-generations', {
+      claims: userClaims('user-1'), body: { sourceText: 'Mitochondria make ATP.', count: 2, difficulty: 'easy' },
+    }));
+    expect(res.status).toBe(503);
+    expect(res.body.error.code).toBe('PLATFORM_UNAVAILABLE');
+    expect(Number(res.headers['retry-after'])).toBeGreaterThan(0);
+    expect(await countRows('AiJob')).toBe(0);
   });
 });
