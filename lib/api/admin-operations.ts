@@ -14,7 +14,7 @@ import { findSnapshot } from '../jobs/snapshot-repository.ts';
 import { JobNotRetryableError, SnapshotExpiredError } from './http-errors.ts';
 import { json, type ApiResult } from './http.ts';
 import { adminJobRelations, findJob, listAllJobs } from './job-reads.ts';
-import type { AdminJobListQuery, UsageQuery } from './request-schemas.ts';
+import type { AdminJobListQuery, UsageQuery, UserUsageQuery } from './request-schemas.ts';
 import { usageReport } from '../rollups/usage-report.ts';
 import { reaperReport } from './reaper-report.ts';
 import { reaperOptionsFromEnv } from '../engine/reaper-run.ts';
@@ -114,9 +114,10 @@ async function adminUsage({ query, deps }: Ctx): Promise<ApiResult> {
   return json(200, await usageReport(deps.db, { ...(query as UsageQuery), perUser: false }, deps.now()));
 }
 
-/** `GET /admin-api/ai/usage/users`: the same per user. */
+/** `GET /admin-api/ai/usage/users`: the same per user, for the `limit` users with the highest cost. */
 async function adminUsageByUser({ query, deps }: Ctx): Promise<ApiResult> {
-  return json(200, await usageReport(deps.db, { ...(query as UsageQuery), perUser: true }, deps.now()));
+  const { limit, ...q } = query as UserUsageQuery;
+  return json(200, await usageReport(deps.db, { ...q, perUser: true, users: limit }, deps.now()));
 }
 
 /** `GET /admin-api/ai/reaper/report`: what the reaper would act on, under its configured bounds. */

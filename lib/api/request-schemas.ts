@@ -7,6 +7,7 @@ import * as z from 'zod';
 import { ULID_PATTERN } from '../db/ids.ts';
 import { JOB_TYPE_PATTERN, QUEUE_NAMES } from '../jobs/definition.ts';
 import { JOB_STATES } from '../jobs/states.ts';
+import { DEFAULT_REPORT_USERS, MAX_REPORT_USERS } from '../rollups/usage-report.ts';
 import { decodeCursor } from './pagination.ts';
 import type { AdminAction, UserAction } from './routes.ts';
 
@@ -78,19 +79,32 @@ export const adminJobListQuerySchema = z
 const utcDay = z.string().regex(/^\d{4}-\d{2}-\d{2}$/, 'must be a UTC day (YYYY-MM-DD)')
   .refine((d) => !Number.isNaN(Date.parse(`${d}T00:00:00Z`)) && new Date(`${d}T00:00:00Z`).toISOString().startsWith(d), 'is not a calendar day');
 
-/** `GET /admin-api/ai/usage` and `/usage/users`: a day range (both inclusive, at most 92 days) and filters. */
-export const usageQuerySchema = z
-  .strictObject({
-    from: utcDay.optional().describe('First UTC day, YYYY-MM-DD (default: 6 days before `to`)'),
-    to: utcDay.optional().describe('Last UTC day, inclusive (default: today)'),
-    jobType: jobTypeFilter.optional(),
-    model: z.string().min(1).max(128).optional().describe('Only calls to this provider model'),
-    userId: z.string().min(1).max(64).optional().describe('Only this user\'s calls'),
-  })
-  .refine((q) => !q.from || !q.to || q.from <= q.to, { message: 'must not be after `to`', path: ['from'] })
-  .refine((q) => !q.from || !q.to || Date.parse(q.to) - Date.parse(q.from) < 92 * 86_400_000, {
-    message: 'the range covers at most 92 days', path: ['from'],
-  });
+const usageQueryFields = {
+  from: utcDay.optional().describe('First UTC day, YYYY-MM-DD (default: 6 days before `to`)'),
+  to: utcDay.optional().describe('Last UTC day, inclusive (default: today)'),
+  jobType: jobTypeFilter.optional(),
+  model: z.string().min(1).max(128).optional().describe('Only calls to this provider model'),
+  userId: z.string().min(1).max(64).optional().describe('Only this user\'s calls'),
+};
+
+/** A usage query's day range: `from` not after `to`, at most 92 days. */
+function usageRange<T extends z.ZodType<{ from?: string | undefined; to?: string | undefined }>>(schema: T) {
+  return schema
+    .refine((q) => !q.from || !q.to || q.from <= q.to, { message: 'must not be after `to`', path: ['from'] })
+    .refine((q) => !q.from || !q.to || Date.parse(q.to) - Date.parse(q.from) < 92 * 86_400_000, {
+      message: 'the range covers at most 92 days', path: ['from'],
+    });
+}
+
+/** `GET /admin-api/ai/usage`: a day range (both inclusive, at most 92 days) and filters. */
+export const usageQuerySchema = usageRange(z.strictObject(usageQueryFields));
+
+/** `GET /admin-api/ai/usage/users`: the same, and how many users to list (those with the highest cost). */
+export const userUsageQuerySchema = usageRange(z.strictObject({
+  ...usageQueryFields,
+  limit: z.coerce.number<string>().int().min(1).max(MAX_REPORT_USERS).default(DEFAULT_REPORT_USERS)
+    .describe(`Users listed: those with the highest cost in the range (default ${DEFAULT_REPORT_USERS}, at most ${MAX_REPORT_USERS}); \`userCount\` says how many had any`),
+}));
 
 /** No query parameters at all. */
 export const emptyQuerySchema = z.strictObject({});
@@ -103,11 +117,12 @@ export const putCredentialBodySchema = z.strictObject({
 export type UserJobListQuery = z.output<typeof userJobListQuerySchema>;
 export type AdminJobListQuery = z.output<typeof adminJobListQuerySchema>;
 export type UsageQuery = z.output<typeof usageQuerySchema>;
+export type UserUsageQuery = z.output<typeof userUsageQuerySchema>;
 
 /** Query schema of each action that takes parameters; every other route accepts none. */
 export const QUERY_SCHEMAS: Partial<Record<UserAction | AdminAction, z.ZodType>> = {
   listJobs: userJobListQuerySchema,
   adminListJobs: adminJobListQuerySchema,
   adminUsage: usageQuerySchema,
-  adminUsageByUser: usageQuerySchema,
+  adminUsageByUser: userUsageQuerySchema,
 };

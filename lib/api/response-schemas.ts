@@ -189,6 +189,7 @@ export const usageReportSchema = z
     })),
     total: z.strictObject(usageTotals),
     rollupCoveredUntil: timestamp.nullable().describe('Calls before this come from the daily rollup, later ones from the ledger'),
+    userCount: count.optional().describe('`/usage/users` only: users with calls in the range and filters; `rows` lists the `limit` of them with the highest cost, `total` covers them all'),
   })
   .register(responseSchemas, { id: 'UsageReport' });
 

@@ -129,10 +129,10 @@ export const COMMANDS: Record<string, Command> = {
     run: async (client) => (print(await client.request('GET', 'admin-api/ai/stats')), 0),
   },
   usage: {
-    usage: 'usage [--from YYYY-MM-DD] [--to YYYY-MM-DD] [--type T] [--model M] [--user U] [--by-user]   (admin)',
+    usage: 'usage [--from YYYY-MM-DD] [--to YYYY-MM-DD] [--type T] [--model M] [--user U] [--by-user [--top N]]   (admin; --top: the N users with the highest cost, default 100)',
     async run(client, _args, f) {
       const query = new URLSearchParams();
-      for (const [flag, param] of [['from', 'from'], ['to', 'to'], ['type', 'jobType'], ['model', 'model'], ['user', 'userId']] as const) {
+      for (const [flag, param] of [['from', 'from'], ['to', 'to'], ['type', 'jobType'], ['model', 'model'], ['user', 'userId'], ['top', 'limit']] as const) {
         if (typeof f[flag] === 'string') query.set(param, f[flag]);
       }
       const path = f['by-user'] ? 'admin-api/ai/usage/users' : 'admin-api/ai/usage';

@@ -7,7 +7,10 @@ import { ApiClient, ApiRequestError } from './api-client.ts';
 import { COMMANDS, UsageError } from './commands.ts';
 
 /** Flags that take a value (parseArgs must know, or `--count 3` becomes a boolean and a positional). */
-const STRING_FLAGS = ['text', 'file', 'input-file', 'concept', 'count', 'difficulty', 'max-cards', 'idempotency-key', 'status', 'type', 'limit', 'cursor'];
+const STRING_FLAGS = [
+  'text', 'file', 'input-file', 'concept', 'count', 'difficulty', 'max-cards', 'idempotency-key', 'status', 'type', 'limit', 'cursor',
+  'from', 'to', 'model', 'user', 'top',
+];
 
 function usage(): string {
   return ['usage: npm run cli -- <command> [--api-url URL] [--token JWT]', ...Object.values(COMMANDS).map((c) => `  ${c.usage}`)].join('\n');
@@ -28,7 +31,7 @@ function parse(argv: string[]) {
   return parseArgs({
     args: argv, allowPositionals: true, strict: true,
     options: {
-      'api-url': { type: 'string' }, token: { type: 'string' }, watch: { type: 'boolean' }, help: { type: 'boolean' },
+      'api-url': { type: 'string' }, token: { type: 'string' }, watch: { type: 'boolean' }, help: { type: 'boolean' }, 'by-user': { type: 'boolean' },
       ...Object.fromEntries(STRING_FLAGS.map((name) => [name, { type: 'string' as const }])),
     },
   });

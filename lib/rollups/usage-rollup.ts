@@ -40,6 +40,8 @@ export interface UsageFilter {
   jobType?: string | undefined;
   model?: string | undefined;
   userId?: string | undefined;
+  /** Only these users (a per-user report's listed users; never empty). */
+  userIds?: readonly string[] | undefined;
 }
 
 const SUMS = `COUNT(*) AS calls, CAST(SUM(u.promptTokens) AS CHAR) AS promptTokens,
@@ -55,6 +57,7 @@ export async function sumLedger(db: Db, o: { from: Date; to?: Date | undefined; 
   const values: unknown[] = [o.from];
   if (o.to) (where.push('u.createdAt < ?'), values.push(o.to));
   if (o.filter?.userId !== undefined) (where.push('u.userId = ?'), values.push(o.filter.userId));
+  if (o.filter?.userIds !== undefined) (where.push(`u.userId IN (${o.filter.userIds.map(() => '?').join(', ')})`), values.push(...o.filter.userIds));
   if (o.filter?.model !== undefined) (where.push('u.model = ?'), values.push(o.filter.model));
   if (o.filter?.jobType !== undefined) (where.push('j.jobType = ?'), values.push(o.filter.jobType));
   const user = o.perUser ? ', u.userId' : '';

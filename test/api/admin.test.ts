@@ -257,3 +257,51 @@ describe('POST /admin-api/ai/jobs/{jobId}/cancel', () => {
     expect(user.status).toBe(403);
   });
 });
+
+describe('GET /admin-api/ai/usage/users', () => {
+  /** One ledger row of `userId`'s job (calls read live: no rollup watermark in this database). */
+  async function spend(userId: string, costUsd: string, tokens = 10): Promise<void> {
+    const job = await insertJob({ userId });
+    await getPrisma().aiUsageLog.create({
+      data: {
+        id: newId(), jobId: job.id, userId, attemptNo: 1, provider: 'mock', model: 'mock-model', credentialMode: 'platform_key',
+        promptTokens: tokens, completionTokens: tokens, totalTokens: 2 * tokens, costUsd, priceVersion: 'p1', latencyMs: 10,
+      },
+    });
+  }
+
+  it('lists the `limit` users with the highest cost (ties by id), with the count and totals of every user', async () => {
+    await spend('user-a', '0.10000000');
+    await spend('user-a', '0.20000000');
+    await spend('user-bb', '0.50000000');
+    await spend('user-b', '0.50000000');
+    await spend('user-c', '0.00000001');
+    const all = await admin('GET /admin-api/ai/usage/users');
+    expect(all.status).toBe(200);
+    expect(new Set(all.body.rows.map((r: { userId: string }) => r.userId))).toEqual(new Set(['user-a', 'user-b', 'user-bb', 'user-c']));
+    const top = await admin('GET /admin-api/ai/usage/users', { query: { limit: '2' } });
+    expect(top.status).toBe(200);
+    expect(top.body.rows.map((r: { userId: string }) => r.userId).sort()).toEqual(['user-b', 'user-bb']);
+    expect(top.body.userCount).toBe(4);
+    expect(top.body.total).toEqual({ calls: 5, promptTokens: 50, completionTokens: 50, totalTokens: 100, costUsd: '1.30000001' });
+    expect(top.body.total).toEqual(all.body.total);
+    expect((await admin('GET /admin-api/ai/usage')).body.total).toEqual(top.body.total);
+    const third = await admin('GET /admin-api/ai/usage/users', { query: { limit: '3' } });
+    expect(third.body.rows.map((r: { userId: string }) => r.userId).sort()).toEqual(['user-a', 'user-b', 'user-bb']);
+  });
+
+  it('answers an empty range with no rows, zero users and zero totals', async () => {
+    const res = await admin('GET /admin-api/ai/usage/users', { query: { limit: '5' } });
+    expect(res.status).toBe(200);
+    expect(res.body).toMatchObject({ rows: [], userCount: 0, total: { calls: 0, costUsd: '0.00000000' } });
+  });
+
+  it('refuses a limit outside 1–1000, naming it', async () => {
+    for (const limit of ['0', '1001', 'ten', '2.5']) {
+      const res = await admin('GET /admin-api/ai/usage/users', { query: { limit } });
+      expect(res.status, limit).toBe(400);
+      expect(JSON.stringify(res.body.error.details), limit).toContain('query.limit');
+    }
+    expect((await admin('GET /admin-api/ai/usage', { query: { limit: '5' } })).status).toBe(400);
+  });
+});

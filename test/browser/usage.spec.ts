@@ -37,6 +37,8 @@ test('the usage totals next to the charts equal the ledger, per model too, and t
   const top = await one(db, `SELECT userId AS u, CAST(SUM(costUsd) AS CHAR) AS usd FROM AiUsageLog WHERE createdAt >= UTC_DATE()
     GROUP BY userId ORDER BY SUM(costUsd) DESC, userId LIMIT 1`);
   await expect(page.getByRole('table', { name: /Top 10 users by cost/ }).locator('tbody tr').first()).toHaveAttribute('data-key', top?.u);
+  const users = Number((await one(db, 'SELECT COUNT(DISTINCT userId) AS n FROM AiUsageLog WHERE createdAt >= UTC_DATE()'))?.n);
+  await expect(page.getByRole('table', { name: /Top 10 users by cost/ }).locator('tbody tr')).toHaveCount(Math.min(users, 10));
   for (const caption of ['By job type', 'By credential mode']) {
     await expect(page.getByRole('table', { name: caption }).locator('tfoot td[data-col="cost"]')).toHaveAttribute('data-usd', ledger?.usd);
   }

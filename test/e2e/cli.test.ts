@@ -66,6 +66,15 @@ describe('cli', () => {
 
   it('runs admin commands for admins only, and explains bad usage', async () => {
     expect((await cli(['stats'], admin)).code).toBe(0);
+    const today = new Date().toISOString().slice(0, 10);
+    const usageToday = await cli(['usage', '--from', today, '--to', today, '--type', 'feynman_evaluation'], admin);
+    expect(usageToday.code).toBe(0);
+    expect(JSON.parse(usageToday.out)).toMatchObject({ from: today, to: today });
+    const top = await cli(['usage', '--by-user', '--top', '1'], admin);
+    expect(top.code).toBe(0);
+    expect(JSON.parse(top.out)).toMatchObject({ userCount: expect.any(Number), rows: expect.any(Array) });
+    expect(new Set(JSON.parse(top.out).rows.map((r: { userId: string }) => r.userId)).size).toBeLessThanOrEqual(1);
+    expect((await cli(['usage', '--by-user', '--top', '0'], admin)).err).toContain('query.limit');
     const forbidden = await cli(['stats']);
     expect(forbidden.code).toBe(1);
     expect(forbidden.err).toContain('FORBIDDEN');

@@ -63,6 +63,16 @@ async function expectUsageExact(): Promise<void> {
     const rows = byUser.rows.filter((r) => r.userId === u.userId);
     expect(rows.reduce((n, r) => n + r.calls, 0), u.userId).toBe(u._count._all);
   }
+  expect(byUser.userCount).toBe(ledger.length);
+  expect(byUser.total).toEqual(report.total);
+  // `limit`: the rows of the users with the highest cost only (ties by id), the count and total of them all.
+  const byCost = [...ledger].sort((a, b) => b._sum.costUsd!.comparedTo(a._sum.costUsd!) || (a.userId < b.userId ? -1 : 1));
+  const top = usageReportSchema.parse((await e.api('GET', '/admin-api/ai/usage/users?limit=3', { token: admin })).body);
+  expect(new Set(top.rows.map((r) => r.userId))).toEqual(new Set(byCost.slice(0, 3).map((u) => u.userId)));
+  const sorted = (rows: typeof top.rows) => rows.map((r) => JSON.stringify(r)).sort();
+  expect(sorted(top.rows)).toEqual(sorted(byUser.rows.filter((r) => top.rows.some((t) => t.userId === r.userId))));
+  expect(top.userCount).toBe(ledger.length);
+  expect(top.total).toEqual(report.total);
   const one = ledger[0]!;
   const filtered = usageReportSchema.parse((await e.api('GET', `/admin-api/ai/usage?userId=${one.userId}`, { token: admin })).body);
   expect(filtered.total.calls).toBe(one._count._all);

@@ -719,6 +719,8 @@ export interface components {
             };
             /** @description Calls before this come from the daily rollup, later ones from the ledger */
             rollupCoveredUntil: string | null;
+            /** @description `/usage/users` only: users with calls in the range and filters; `rows` lists the `limit` of them with the highest cost, `total` covers them all */
+            userCount?: number;
         };
     };
     responses: never;
@@ -2888,6 +2890,8 @@ export interface operations {
                 model?: string;
                 /** @description Only this user's calls */
                 userId?: string;
+                /** @description Users listed: those with the highest cost in the range (default 100, at most 1000); `userCount` says how many had any */
+                limit?: number;
             };
             header?: never;
             path?: never;

@@ -34,7 +34,7 @@ export function UsagePage() {
   const report = useLoad(async () => {
     const [all, users] = await Promise.all([
       api.GET('/admin-api/ai/usage', { params: { query: range } }),
-      api.GET('/admin-api/ai/usage/users', { params: { query: range } }),
+      api.GET('/admin-api/ai/usage/users', { params: { query: { ...range, limit: TOP_USERS } } }),
     ]);
     return { all: unwrap(all), users: unwrap(users) };
   }, [key]);
@@ -109,14 +109,16 @@ function ModelChart({ report, days, times }: { report: UsageReport; days: string
 }
 
 function Breakdowns({ report, users }: { report: UsageReport; users: UsageReport }) {
+  // The API lists the TOP_USERS users with the highest cost, and says how many had any.
   const top = groupRows(users.rows, (r) => r.userId ?? '?');
+  const userCount = users.userCount ?? top.length;
   return (
     <section aria-labelledby="breakdown-heading">
       <h2 id="breakdown-heading">Breakdown</h2>
       <UsageTable caption="By model" groupLabel="Model" groups={groupRows(report.rows, modelOf)} total={sumRows(report.rows)} testId="usage-by-model" />
       <UsageTable caption="By job type" groupLabel="Job type" groups={groupRows(report.rows, (r) => r.jobType)} total={report.total} testId="usage-by-type" />
       <UsageTable caption="By credential mode" groupLabel="Credential mode" groups={groupRows(report.rows, (r) => r.credentialMode)} total={report.total} testId="usage-by-credential" />
-      <UsageTable caption={`Top ${TOP_USERS} users by cost${top.length > TOP_USERS ? ` (of ${top.length})` : ''}`} groupLabel="User"
+      <UsageTable caption={`Top ${TOP_USERS} users by cost${userCount > TOP_USERS ? ` (of ${userCount})` : ''}`} groupLabel="User"
         groups={top.slice(0, TOP_USERS)} testId="usage-top-users" />
     </section>
   );
