@@ -169,11 +169,12 @@ export const DB_POOL = {
 
 /** The stage's retention settings, as lib/maintenance/retention-config.ts reads them. */
 function retentionEnvironment(r: AppResources): Record<string, string> {
-  const { outboxPublishedDays, outboxFailedDays, usageLedgerDays } = r.config.retention;
+  const { outboxPublishedDays, outboxFailedDays, usageLedgerDays, revokedCredentialDays } = r.config.retention;
   return {
     [RETENTION_ENV.outboxPublishedDays]: String(outboxPublishedDays),
     [RETENTION_ENV.outboxFailedDays]: String(outboxFailedDays),
     [RETENTION_ENV.usageLedgerDays]: String(usageLedgerDays),
+    [RETENTION_ENV.revokedCredentialDays]: String(revokedCredentialDays),
   };
 }
 

@@ -95,6 +95,17 @@ export class QuotaExceededError extends HttpError {
   }
 }
 
+/** The user stored as many keys within the last hour as one hour allows (each store calls KMS and adds a row). */
+export class TooManyKeyWritesError extends HttpError {
+  readonly status = 429;
+  readonly code = 'TOO_MANY_KEY_WRITES';
+  override readonly headers: Readonly<Record<string, string>>;
+  constructor(readonly limit: number, readonly retryAfterSeconds: number) {
+    super(`You stored ${limit} keys within the last hour; wait before storing another`);
+    this.headers = { 'retry-after': String(retryAfterSeconds) };
+  }
+}
+
 /** Admin retry of a job that is not failed or cancelled, or whose snapshot can no longer be run. */
 export class JobNotRetryableError extends HttpError {
   readonly status = 409;

@@ -17,7 +17,7 @@ import { parseJobInput } from '../jobs/definition.ts';
 import type { JobDefinitionRegistry } from '../jobs/registry.ts';
 import { createWithinLimits, readCreationPreflight } from './creation-limits.ts';
 import { getSqlPool } from '../db/sql-pool.ts';
-import { JobResultNotAvailableError } from './http-errors.ts';
+import { JobResultNotAvailableError, TooManyKeyWritesError } from './http-errors.ts';
 import { json, jsonBody, noContent, optionalHeader, parseField, type ApiResult } from './http.ts';
 import { findOwnedJob, listUserJobs, withArtifacts } from './job-reads.ts';
 import { JOB_RESULT_READERS } from './job-results.ts';
@@ -117,6 +117,7 @@ async function getCredential({ route, caller, deps }: Ctx): Promise<ApiResult> {
 async function putCredential({ event, route, caller, deps }: Ctx): Promise<ApiResult> {
   const provider = routeField(route, 'provider') as UserKeyProvider;
   const { apiKey } = parseField(putCredentialBodySchema, jsonBody(event), 'body');
+  await assertKeyWritesWithinLimit(deps.db, caller.userId, deps.now());
   const kmsKeyId = deps.credentialsKmsKeyId();
   const stored = await storeUserKey(deps.db, { userId: caller.userId, provider, apiKey, kmsKeyId }, { kms: deps.kms });
   return json(200, { provider, fingerprint: stored.fingerprint, createdAt: stored.createdAt.toISOString() });
@@ -126,6 +127,25 @@ async function putCredential({ event, route, caller, deps }: Ctx): Promise<ApiRe
 async function deleteCredential({ route, caller, deps }: Ctx): Promise<ApiResult> {
   await revokeUserKey(deps.db, caller.userId, routeField(route, 'provider'));
   return noContent();
+}
+
+/** Keys one user may store within an hour (any provider). */
+export const MAX_KEY_WRITES_PER_HOUR = 10;
+
+/**
+ * Refuses a key store past {@link MAX_KEY_WRITES_PER_HOUR} in the last hour, before KMS is called: each store
+ * costs a KMS data key and leaves a row (the replaced key is revoked, and deleted by retention later). One
+ * indexed read (userId, createdAt). Soft, like the job limits: concurrent stores at the edge may all pass.
+ * @throws TooManyKeyWritesError with Retry-After until the oldest store of the hour leaves it
+ */
+async function assertKeyWritesWithinLimit(db: PrismaDb, userId: string, now: Date): Promise<void> {
+  const since = new Date(now.getTime() - 3_600_000);
+  const { _count: n, _min: { createdAt: oldest } } = await db.userModelCredential.aggregate({
+    where: { userId, createdAt: { gte: since } }, _count: true, _min: { createdAt: true },
+  });
+  if (n < MAX_KEY_WRITES_PER_HOUR) return;
+  const frees = (oldest ?? now).getTime() + 3_600_000;
+  throw new TooManyKeyWritesError(MAX_KEY_WRITES_PER_HOUR, Math.max(1, Math.ceil((frees - now.getTime()) / 1000)));
 }
 
 /** One operation per user action. */

@@ -13,6 +13,8 @@ export interface RetentionConfig {
   outboxFailedDays: number | null;
   /** Usage ledger rows (billing detail) are deleted this many days after the call, once rolled up; null keeps them. */
   usageLedgerDays: number | null;
+  /** Revoked user keys (their ciphertext) are deleted this many days after revocation; null keeps them. */
+  revokedCredentialDays: number | null;
   /** Rows per batch: each batch is one short transaction on primary keys. */
   batchSize: number;
   /** A run stops starting batches after this long (the Lambda timeout is larger). */
@@ -23,6 +25,7 @@ export const DEFAULT_RETENTION: RetentionConfig = {
   outboxPublishedDays: 7,
   outboxFailedDays: null,
   usageLedgerDays: 400,
+  revokedCredentialDays: 30,
   batchSize: 500,
   budgetMs: 60_000,
 };
@@ -32,6 +35,7 @@ export const RETENTION_ENV = {
   outboxPublishedDays: 'RETENTION_OUTBOX_PUBLISHED_DAYS',
   outboxFailedDays: 'RETENTION_OUTBOX_FAILED_DAYS',
   usageLedgerDays: 'RETENTION_USAGE_LEDGER_DAYS',
+  revokedCredentialDays: 'RETENTION_REVOKED_CREDENTIAL_DAYS',
   batchSize: 'RETENTION_BATCH_SIZE',
   budgetMs: 'RETENTION_BUDGET_MS',
 } as const satisfies Record<keyof RetentionConfig, string>;
@@ -50,6 +54,7 @@ export function retentionConfigFromEnv(env: Env = process.env): RetentionConfig 
     outboxPublishedDays: read('outboxPublishedDays', false),
     outboxFailedDays: read('outboxFailedDays', true),
     usageLedgerDays: read('usageLedgerDays', true),
+    revokedCredentialDays: read('revokedCredentialDays', true),
     batchSize: read('batchSize', false),
     budgetMs: read('budgetMs', false),
   };

@@ -5,6 +5,8 @@
  * - failed and dead outbox rows only when `outboxFailedDays` is set (default: kept until an operator acts);
  * - snapshots at their `expiresAt` (ADR-003 §8.4), for finished jobs only (index expiresAt);
  * - usage ledger rows `usageLedgerDays` after the call, and only once rolled up (index createdAt);
+ * - revoked user keys `revokedCredentialDays` after their revocation (index status, revokedAt): a job that
+ *   names one fails with CREDENTIAL_INVALID either way, and a key that can no longer be used is better gone;
  * - jobs of the types that opt in (./job-deletion.ts).
  * Transitions are kept as long as their job: they are its audit trail.
  */
@@ -21,6 +23,7 @@ export interface RetentionCounts {
   outboxFailed: number;
   snapshots: number;
   usageLedger: number;
+  revokedCredentials: number;
   jobs: number;
 }
 
@@ -39,8 +42,10 @@ export async function runRetention(
     : await deleteOutbox(db, loop, "'failed', 'dead'", 'updatedAt', daysBefore(now, config.outboxFailedDays));
   const snapshots = await deleteExpiredSnapshots(db, loop, now);
   const usageLedger = config.usageLedgerDays === null ? 0 : await deleteUsageLedger(db, loop, daysBefore(now, config.usageLedgerDays));
+  const revokedCredentials = config.revokedCredentialDays === null ? 0
+    : await deleteRevokedCredentials(db, loop, daysBefore(now, config.revokedCredentialDays));
   const jobs = await deleteExpiredJobs(db, registry, loop, now);
-  return { outboxPublished, outboxFailed, snapshots, usageLedger, jobs };
+  return { outboxPublished, outboxFailed, snapshots, usageLedger, revokedCredentials, jobs };
 }
 
 /** Outbox rows in `statuses` due and settled before `cutoff` (`availableAt` ≤ settle time, so the index range is exact). */
@@ -68,4 +73,12 @@ async function deleteUsageLedger(db: PrismaDb, loop: BatchLoop, cutoff: Date): P
   return deleteInBatches(db, loop,
     (limit) => selectIds(db, `SELECT id FROM \`AiUsageLog\` WHERE createdAt < ? ORDER BY createdAt LIMIT ${limit}`, until),
     (tx, ids) => deleteByKeys(tx, byId('AiUsageLog'), ids, 'createdAt < ?', until));
+}
+
+/** User keys revoked before `cutoff` (an active key is never touched: the condition is re-checked on delete). */
+async function deleteRevokedCredentials(db: PrismaDb, loop: BatchLoop, cutoff: Date): Promise<number> {
+  const where = "status = 'revoked' AND revokedAt < ?";
+  return deleteInBatches(db, loop,
+    (limit) => selectIds(db, `SELECT id FROM \`UserModelCredential\` WHERE ${where} ORDER BY status, revokedAt LIMIT ${limit}`, cutoff),
+    (tx, ids) => deleteByKeys(tx, byId('UserModelCredential'), ids, where, cutoff));
 }

@@ -2,6 +2,7 @@ import { setUpApiEnvironment } from './api-env.ts';
 import { afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { handler as userHandler } from '../../functions/api-user.ts';
 import { createUserApiHandler } from '../../lib/api/user-api.ts';
+import { MAX_KEY_WRITES_PER_HOUR } from '../../lib/api/user-operations.ts';
 import { credentialResponseSchema } from '../../lib/api/response-schemas.ts';
 import { createKmsClient } from '../../lib/credentials/aws-clients.ts';
 import { getActiveUserKeyInfo } from '../../lib/credentials/user-credential-repository.ts';
@@ -78,6 +79,28 @@ describe('PUT/GET/DELETE /api/ai/credentials/deepseek', () => {
     expect(res.body.error.code).toBe('VALIDATION_FAILED');
     expect(res.body.error.details.map((d: { path: string }) => d.path)).toContain(path);
     expect(await countRows('UserModelCredential')).toBe(0);
+  });
+
+  it('refuses an 11th key store within the hour with 429 TOO_MANY_KEY_WRITES, before KMS, for that user only', async () => {
+    // Two stores from over an hour ago do not count.
+    const hourAgo = new Date(Date.now() - 61 * 60_000);
+    await put({ apiKey: fakeDeepseekKey() });
+    await getPrisma().userModelCredential.updateMany({ where: { userId: 'user-1' }, data: { createdAt: hourAgo } });
+    for (let i = 0; i < MAX_KEY_WRITES_PER_HOUR; i += 1) expect((await put({ apiKey: fakeDeepseekKey() })).status, `store ${i + 1}`).toBe(200);
+    const active = await send('GET');
+    const rows = await countRows('UserModelCredential', 'userId = ?', ['user-1']);
+    // Past the limit: refused before KMS is asked (no KMS key is configured now: reaching KMS would be a 500).
+    delete process.env.CREDENTIALS_KMS_KEY_ID;
+    const refused = await put({ apiKey: fakeDeepseekKey() });
+    expect(refused.status).toBe(429);
+    expect(refused.body.error.code).toBe('TOO_MANY_KEY_WRITES');
+    const retryAfter = Number(refused.headers['retry-after']);
+    expect(retryAfter).toBeGreaterThan(3_500);
+    expect(retryAfter).toBeLessThanOrEqual(3_600);
+    expect(await countRows('UserModelCredential', 'userId = ?', ['user-1'])).toBe(rows);
+    expect((await send('GET')).body.fingerprint).toBe(active.body.fingerprint);
+    process.env.CREDENTIALS_KMS_KEY_ID = kmsKeyId;
+    expect((await put({ apiKey: fakeDeepseekKey() }, userHandler, 'user-2')).status).toBe(200);
   });
 
   it('answers 503 PLATFORM_UNAVAILABLE with Retry-After when KMS cannot be reached, without the key in the body', async () => {

@@ -142,9 +142,10 @@ describe('functions', () => {
     for (const c of asyncConfigs) expect(c).toMatchObject({ MaximumRetryAttempts: 0, MaximumEventAgeInSeconds: 60, Qualifier: '$LATEST' });
   });
 
-  it('gives the maintenance function the stage\'s retention settings (defaults: 7 days, keep, 400 days)', () => {
+  it('gives the maintenance function the stage\'s retention settings (defaults: 7 days, keep, 400 days, 30 days)', () => {
     expect(envOf(dev, 'Maintenance')).toMatchObject({
       RETENTION_OUTBOX_PUBLISHED_DAYS: '7', RETENTION_OUTBOX_FAILED_DAYS: 'keep', RETENTION_USAGE_LEDGER_DAYS: '400',
+      RETENTION_REVOKED_CREDENTIAL_DAYS: '30',
     });
   });
 

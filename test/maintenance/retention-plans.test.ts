@@ -5,7 +5,7 @@
  * dispatcher's `SKIP LOCKED` claim skips every pending row.
  *
  * One retention pass over every kind of row (published and dead outbox rows, expired snapshots, rolled-up
- * ledger rows, an opted-in type's old jobs with a row in each table that refers to them) runs as a database
+ * ledger rows, revoked user keys, an opted-in type's old jobs with a row in each table that refers to them) runs as a database
  * user of its own, in batches of 100 against tables of a few hundred rows; every DELETE it sent is read back
  * from the server's general log (values inlined: text protocol) and EXPLAINed.
  */
@@ -91,6 +91,15 @@ async function seed(watermarks: boolean): Promise<void> {
   await prisma.outboxEvent.createMany({
     data: [...outboxRows(120, 'published', 3, doomed), ...outboxRows(200, 'published', 10), ...outboxRows(60, 'dead', 30), ...outboxRows(50, 'pending', 0)],
   });
+  // User keys: revoked 40 days ago (deleted), revoked yesterday and active (kept).
+  const key = (status: 'active' | 'revoked', revokedAt: Date | null) => ({
+    id: newId(), userId: `user-${newId()}`, provider: 'deepseek', keyCiphertext: new Uint8Array([1]), dataKeyCiphertext: new Uint8Array([2]),
+    iv: new Uint8Array(12), authTag: new Uint8Array(16), kmsKeyId: 'alias/test', fingerprint: 'fp', status, revokedAt,
+  });
+  await prisma.userModelCredential.createMany({
+    data: [...Array.from({ length: 150 }, () => key('revoked', daysAgo(40))), ...Array.from({ length: 60 }, () => key('revoked', daysAgo(1))),
+      ...Array.from({ length: 60 }, () => key('active', null))],
+  });
   if (!watermarks) return;
   for (const name of ['finished_jobs', 'usage']) await prisma.aiRollupWatermark.create({ data: { name, coveredUntil: daysAgo(1), updatedAt: new Date() } });
 }
@@ -99,7 +108,7 @@ describe('retention DELETEs', () => {
   it('reach their rows through the index they name on small tables with fresh statistics', { timeout: 60_000 }, async () => {
     const raw = await rawDb();
     const children = await tablesReferencingJobs(getPrisma());
-    const tables = [...new Set(['OutboxEvent', 'AiJob', ...children.map((c) => c.table)])];
+    const tables = [...new Set(['OutboxEvent', 'AiJob', 'UserModelCredential', ...children.map((c) => c.table)])];
     await withStaleStatistics(tables, async () => {
       await seed(true);
       const registry = createRegistry([
@@ -107,7 +116,8 @@ describe('retention DELETEs', () => {
         defineJob({ ...syntheticJob, retention: { snapshotDays: 30, deleteJobsAfterDays: 30 } }),
       ]);
       const counts = await runRetention(db, registry, { ...DEFAULT_RETENTION, batchSize: 100, outboxFailedDays: 7 }, new Date());
-      expect(counts).toEqual({ outboxPublished: 200, outboxFailed: 60, snapshots: 150, usageLedger: 150, jobs: 120 });
+      expect(counts).toEqual({ outboxPublished: 200, outboxFailed: 60, snapshots: 150, usageLedger: 150, revokedCredentials: 150, jobs: 120 });
+      expect(await getPrisma().userModelCredential.count()).toBe(120);
       expect(await getPrisma().outboxEvent.count()).toBe(50); // the pending rows
 
       const deletes = (await logged.rows())
@@ -128,9 +138,9 @@ describe('retention DELETEs', () => {
         seen.set(`${table} ${index}`, plan!);
       }
       process.stdout.write(`${[...seen].map(([k, p]) => `${k.padEnd(64)} type=${p.type} rows=${p.rows}`).join('\n')}\n`);
-      // By primary key: outbox, snapshots and ledger rows, jobs; by foreign key: each table referring to jobs and the jobs' outbox rows.
+      // By primary key: outbox, snapshots, ledger rows and revoked keys, jobs; by foreign key: each table referring to jobs and the jobs' outbox rows.
       const expected = [
-        'OutboxEvent PRIMARY', 'AiJobSnapshot PRIMARY', 'AiUsageLog PRIMARY', 'AiJob PRIMARY',
+        'OutboxEvent PRIMARY', 'AiJobSnapshot PRIMARY', 'AiUsageLog PRIMARY', 'AiJob PRIMARY', 'UserModelCredential PRIMARY',
         'OutboxEvent OutboxEvent_aggregateType_aggregateId_idx', ...children.map((c) => `${c.table} ${c.index}`),
       ];
       expect([...seen.keys()].sort()).toEqual([...new Set(expected)].sort());

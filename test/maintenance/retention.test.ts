@@ -104,6 +104,31 @@ describe('retention', () => {
     expect(await db().aiUsageLog.count({ where: { id: { in: [notRolledUp, recent] } } })).toBe(2);
   }, 120_000);
 
+  it('deletes user keys revoked past the retention, never an active key or a recent revocation, and keeps them all on keep', async () => {
+    const key = async (status: 'active' | 'revoked', revokedDaysAgo: number | null, userId = 'user-keys') => {
+      const id = newId();
+      await db().userModelCredential.create({
+        data: {
+          id, userId, provider: 'deepseek', keyCiphertext: new Uint8Array([1]), dataKeyCiphertext: new Uint8Array([2]),
+          iv: new Uint8Array(12), authTag: new Uint8Array(16), kmsKeyId: 'alias/test', fingerprint: 'fp', status,
+          revokedAt: revokedDaysAgo === null ? null : daysAgo(revokedDaysAgo), createdAt: daysAgo(60),
+        },
+      });
+      return id;
+    };
+    const old = await Promise.all(Array.from({ length: 6 }, (_, i) => key('revoked', 31 + i, `user-keys-${i}`)));
+    const recent = await key('revoked', 29);
+    const active = await key('active', null);
+
+    expect((await runRetention(db(), jobRegistry, { ...CONFIG, revokedCredentialDays: null }, new Date())).revokedCredentials).toBe(0);
+    expect(await db().userModelCredential.count({ where: { id: { in: old } } })).toBe(6);
+
+    const counts = await withTraffic(() => runRetention(db(), jobRegistry, CONFIG, new Date()));
+    expect(counts.revokedCredentials).toBe(6);
+    expect((await db().userModelCredential.findMany({ where: { id: { in: [...old, recent, active] } }, orderBy: { id: 'asc' } })).map((r) => r.id))
+      .toEqual([recent, active].sort());
+  }, 120_000);
+
   it('deletes old finished jobs of an opted-in type with every row that refers to them, and nothing of other types', async () => {
     const registry = createRegistry([
       ...jobDefinitions.filter((d) => d.jobType !== syntheticJob.jobType),
