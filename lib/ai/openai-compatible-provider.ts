@@ -131,8 +131,11 @@ export function scrubSecret(err: unknown, secret: string): unknown {
   if (secret.length < MIN_SCRUBBED_SECRET) return err;
   let current: unknown = err;
   for (let depth = 0; current instanceof Error && depth < 4; depth += 1) {
-    if (current.message.includes(secret)) current.message = current.message.replaceAll(secret, REDACTED);
-    if (current.stack?.includes(secret)) current.stack = current.stack.replaceAll(secret, REDACTED);
+    for (const field of ['message', 'stack'] as const) {
+      const text = current[field];
+      // An own data property, even where the class has a getter only (DOMException's message).
+      if (text?.includes(secret)) Object.defineProperty(current, field, { value: text.replaceAll(secret, REDACTED), writable: true, configurable: true });
+    }
     current = current.cause;
   }
   return err;

@@ -1,4 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { scrubSecret } from '../../lib/ai/openai-compatible-provider.ts';
 import { retryAfterMsOf } from '../../lib/ai/provider-errors.ts';
 import { startMockAiServer, type MockAiServer } from '../../lib/dev/mock-ai-server.ts';
 import {
@@ -80,6 +81,16 @@ describe('OpenAiCompatibleProvider', () => {
     expect(cause.message).toContain('Incorrect API key provided: [REDACTED]');
     const chain = [refused as Error, cause].flatMap((e) => [e.message, e.stack ?? '']).join('\n');
     expect(chain).not.toContain(key);
+  });
+
+  it('scrubs the key along the cause chain, DOMException messages (getter only) included, and leaves short keys alone', () => {
+    const key = 'key-0123456789abcdef';
+    const err = new Error(`outer ${key}`, { cause: new DOMException(`aborted for ${key}`, 'AbortError') });
+    expect(scrubSecret(err, key)).toBe(err);
+    expect([err.message, (err.cause as Error).message]).toEqual(['outer [REDACTED]', 'aborted for [REDACTED]']);
+    expect(`${err.stack}${(err.cause as Error).stack}`).not.toContain(key);
+    const short = new Error('short abc in text');
+    expect((scrubSecret(short, 'abc') as Error).message).toBe('short abc in text');
   });
 
   it('keeps one SDK client per key on one provider: each call still goes out with its own key', async () => {
