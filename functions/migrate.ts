@@ -17,6 +17,12 @@ export async function handler(): Promise<MigrationResult> {
     connectRetryMs: CONNECT_RETRY_MS,
     onConnectRetry: (err, attempt) => logger.warn('database not reachable yet; retrying', { attempt, code: (err as { code?: string }).code }),
   });
-  logger.info('migrations applied', { ...result });
+  if (result.failedAhead) {
+    // This is an older release run by the rollback of a deploy whose migration failed: the stack rolls back,
+    // the schema keeps what that migration did before it failed (docs/deploy.md, "When a migration fails").
+    logger.warn('a newer release\'s migration failed earlier; this release\'s migrations are all applied', { ...result });
+  } else {
+    logger.info('migrations applied', { ...result });
+  }
   return result;
 }

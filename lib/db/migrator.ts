@@ -66,6 +66,11 @@ export interface MigrationResult {
   created: boolean;
   applied: string[];
   alreadyApplied: string[];
+  /**
+   * A failed migration newer than every one this runner ships: the schema is ahead of this code. Set when an
+   * older release runs during a deploy's rollback (see {@link migrateDatabase}); nothing was applied.
+   */
+  failedAhead?: string;
 }
 
 export function migrationChecksum(sql: string): string {
@@ -98,7 +103,9 @@ interface AppliedRow {
 /**
  * Creates the database named in `url` if missing, then applies pending migrations.
  * Throws MigrationError on a failed earlier migration, an edited applied migration, or a failing script
- * (the failure is recorded in `_prisma_migrations.logs`, as Prisma does).
+ * (the failure is recorded in `_prisma_migrations.logs`, as Prisma does). One exception: a failed migration
+ * newer than all of this runner's, when all of its own are applied, is reported as `failedAhead` instead: that
+ * is an older release run by the rollback of the deploy whose migration failed (docs/deploy.md).
  */
 export async function migrateDatabase(url: string, dir = DEFAULT_MIGRATIONS_DIR, options: MigrateOptions = {}): Promise<MigrationResult> {
   const s = parseDatabaseUrl(url);
@@ -107,19 +114,24 @@ export async function migrateDatabase(url: string, dir = DEFAULT_MIGRATIONS_DIR,
   const created = await createDatabaseIfMissing(s, options);
   // A second connection names the database in its handshake: `changeUser` would send COM_CHANGE_USER.
   const conn = await connectWithRetry(s, s.database, options);
+  const lockName = `migrate:${s.database}`.slice(0, 64);
+  let outcome: Awaited<ReturnType<typeof applyPending>> | undefined;
+  let failure: unknown;
   try {
-    const lockName = `migrate:${s.database}`.slice(0, 64);
     const [[lock]] = await conn.query<mysql.RowDataPacket[]>('SELECT GET_LOCK(?, ?) AS ok', [lockName, LOCK_TIMEOUT_S]);
     if (lock?.ok !== 1) throw new MigrationError(`could not take the migration lock within ${LOCK_TIMEOUT_S}s`);
     try {
-      const outcome = await applyPending(conn, migrations);
-      return { database: s.database, created, ...outcome };
+      outcome = await applyPending(conn, migrations);
     } finally {
-      await conn.query('SELECT RELEASE_LOCK(?)', [lockName]);
+      await conn.query('SELECT RELEASE_LOCK(?)', [lockName]).catch((err: unknown) => { failure ??= err; });
     }
-  } finally {
-    await conn.end();
+  } catch (err) {
+    failure = err;
   }
+  // The migration's own error first: a cleanup that fails after it (the connection it broke) must not hide it.
+  await conn.end().catch((err: unknown) => { failure ??= err; });
+  if (failure !== undefined || !outcome) throw failure;
+  return { database: s.database, created, ...outcome };
 }
 
 /** `CREATE DATABASE IF NOT EXISTS` on a connection to no database; true when it created it. */
@@ -163,6 +175,13 @@ async function applyPending(conn: mysql.Connection, migrations: MigrationFile[])
     'SELECT migration_name, checksum, finished_at, rolled_back_at FROM `_prisma_migrations` ORDER BY started_at',
   );
   const failed = rows.find((r) => r.finished_at === null && r.rolled_back_at === null);
+  const newest = migrations.at(-1)?.name ?? '';
+  if (failed && failed.migration_name > newest && isApplied(rows, migrations)) {
+    // A newer release's migration failed, and this is an older release running during that deploy's rollback
+    // (CloudFormation rolls the migration trigger back by invoking the previous code). Its own migrations are
+    // all in place, so there is nothing for it to do; refusing would leave the stack in UPDATE_ROLLBACK_FAILED.
+    return { applied: [], alreadyApplied: migrations.map((m) => m.name), failedAhead: failed.migration_name };
+  }
   if (failed) {
     throw new MigrationError(
       `migration ${failed.migration_name} failed earlier; fix the database, then mark it rolled back (prisma migrate resolve --rolled-back ${failed.migration_name}) before applying again`,
@@ -184,6 +203,12 @@ async function applyPending(conn: mysql.Connection, migrations: MigrationFile[])
     applied.push(m.name);
   }
   return { applied, alreadyApplied };
+}
+
+/** True when every migration of `migrations` is recorded as finished (and not rolled back) with its checksum. */
+function isApplied(rows: readonly AppliedRow[], migrations: readonly MigrationFile[]): boolean {
+  const done = new Map(rows.filter((r) => r.finished_at !== null && r.rolled_back_at === null).map((r) => [r.migration_name, r.checksum]));
+  return migrations.every((m) => done.get(m.name) === m.checksum);
 }
 
 async function applyOne(conn: mysql.Connection, m: MigrationFile): Promise<void> {

@@ -159,6 +159,25 @@ describe('migrateDatabase', () => {
     await expect(next).rejects.toThrow(/29990101000000_broken failed earlier/);
   });
 
+  it("lets the previous release's runner succeed over a newer release's failed migration (a deploy's rollback), and nothing else", async () => {
+    const { url, database } = scratchUrl();
+    const previous = await migrationsCopy();
+    const next = await migrationsCopy({ '29990101000000_broken': 'ALTER TABLE `NoSuchTable` ADD COLUMN `x` INT;' });
+    await expect(migrateDatabase(url, next)).rejects.toThrow(/29990101000000_broken failed/);
+
+    // CloudFormation's rollback invokes the previous release's migration function: its migrations are all there.
+    const rollback = await migrateDatabase(url, previous);
+    expect(rollback).toMatchObject({ applied: [], failedAhead: '29990101000000_broken' });
+    expect(rollback.alreadyApplied).toEqual((await readMigrations(previous)).map((m) => m.name));
+    // The failure stays on record, and the release that shipped it still refuses to run past it.
+    expect((await historyOf(database)).find((r) => r.migration_name === '29990101000000_broken')).toMatchObject({ finished_at: null });
+    await expect(migrateDatabase(url, next)).rejects.toThrow(/29990101000000_broken failed earlier/);
+
+    // A runner missing some of its own migrations does not pass over a failure, whatever its name.
+    const older = await migrationsCopy({ '29980101000000_never_applied': 'CREATE TABLE `Late` (`id` INT PRIMARY KEY);' });
+    await expect(migrateDatabase(url, older)).rejects.toThrow(/29990101000000_broken failed earlier/);
+  });
+
   it('lets two concurrent runs on a new database both succeed, applying each migration once', async () => {
     const { url, database } = scratchUrl();
     const dir = await migrationsCopy({ '29990101000000_add_probe': 'CREATE TABLE `Probe` (`id` INT PRIMARY KEY);' });
