@@ -35,13 +35,21 @@ export interface AdminConsoleProps {
 const CONTENT_SECURITY_POLICY =
   "default-src 'self'; script-src 'self'; style-src 'self'; img-src 'self' data:; connect-src 'self' https:; frame-ancestors 'none'; base-uri 'self'; form-action 'self' https:";
 
-/** Rewrites the console's own routes (no file extension) to its index.html; leaves asset paths alone. */
-const SPA_REWRITE = `function handler(event) {
+/**
+ * Sends the bare domain to the console, and rewrites the console's own routes (no file extension) to its
+ * index.html; leaves asset paths alone. (Without the redirect `/` would answer S3's AccessDenied XML: there is
+ * no default root object, the files live under console/.)
+ */
+export const SPA_REWRITE = `function handler(event) {
   var r = event.request;
+  if (r.uri === '/') return { statusCode: 302, statusDescription: 'Found', headers: { location: { value: '/console/' } } };
   if (r.uri === '/console') r.uri = '/console/index.html';
   else if (r.uri.startsWith('/console/') && r.uri.split('/').pop().indexOf('.') < 0) r.uri = '/console/index.html';
   return r;
 }`;
+
+/** Error statuses CloudFront caches by default (10 s) that the console's origins may answer. */
+const NEVER_CACHED_ERRORS = [400, 403, 404, 405, 414, 416, 500, 501, 502, 503, 504];
 
 export class AdminConsole extends Construct {
   readonly bucket: s3.Bucket;
@@ -108,6 +116,9 @@ export class AdminConsole extends Construct {
         },
       },
       ...(certificate && config.consoleDomainName ? { certificate, domainNames: [config.consoleDomainName] } : {}),
+      // Errors are never cached: CloudFront would keep an API error (a 503 with Retry-After, a 403) for 10 s by
+      // default, for every caller of the same URL and token, whatever its Cache-Control says.
+      errorResponses: NEVER_CACHED_ERRORS.map((httpStatus) => ({ httpStatus, ttl: Duration.seconds(0) })),
       minimumProtocolVersion: cloudfront.SecurityPolicyProtocol.TLS_V1_2_2021,
       httpVersion: cloudfront.HttpVersion.HTTP2_AND_3,
       enableLogging: true, logBucket: logs, logFilePrefix: 'cloudfront/',
@@ -127,9 +138,14 @@ export class AdminConsole extends Construct {
       Annotations.of(this).addWarningV2('ai-jobs:consoleNotBuilt', `${dist} has no build: run \`npm run console:build\` before deploying, or the console's files are not uploaded`);
       return;
     }
-    const signIn = { signIn: 'oidc', issuer: props.config.jwtIssuer, clientId: props.config.consoleClientId ?? null, audience: props.config.jwtAudience[0] };
+    const { config } = props;
+    if (!config.consoleClientId) {
+      Annotations.of(this).addWarningV2('ai-jobs:consoleClientId', 'consoleClientId is not set: the deployed console cannot sign anyone in (set stages.<stage>.consoleClientId to an app client of the issuer)');
+    } else if (!config.jwtAudience.includes(config.consoleClientId)) {
+      Annotations.of(this).addWarningV2('ai-jobs:consoleAudience', `consoleClientId ${config.consoleClientId} is not in jwtAudience (${config.jwtAudience.join(', ')}): API Gateway matches a token's aud, or its client_id when it has no aud (Cognito access tokens), against that list, so the console's calls get 401 unless the issuer puts an audience from the list in its access tokens`);
+    }
     new s3deploy.BucketDeployment(this, 'Deploy', {
-      sources: [s3deploy.Source.asset(dist), s3deploy.Source.jsonData('config.json', signIn)],
+      sources: [s3deploy.Source.asset(dist), s3deploy.Source.jsonData('config.json', consoleSignInConfig(config))],
       destinationBucket: this.bucket, destinationKeyPrefix: 'console/',
       distribution: this.distribution, distributionPaths: ['/console/*'],
       memoryLimit: 256,
@@ -142,6 +158,17 @@ export class AdminConsole extends Construct {
     const handler = Stack.of(this).node.children.find((c) => c.node.id.startsWith('Custom::CDKBucketDeployment'));
     if (handler) suppress(handler, bucketDeploymentFindings(this.bucket));
   }
+}
+
+/**
+ * `/console/config.json` on a deployed stage: sign in at the stage's issuer as its console app client, asking
+ * for the admin routes' scope when the stage requires one (without it every admin call is API Gateway's 403).
+ */
+export function consoleSignInConfig(config: StageConfig): Record<string, unknown> {
+  return {
+    signIn: 'oidc', issuer: config.jwtIssuer, clientId: config.consoleClientId ?? null, audience: config.jwtAudience[0],
+    scope: ['openid', ...(config.adminScope ? [config.adminScope] : [])].join(' '),
+  };
 }
 
 /**

@@ -9,7 +9,7 @@ import { join } from 'node:path';
 import { App, Stack } from 'aws-cdk-lib';
 import { Annotations, Match, Template } from 'aws-cdk-lib/assertions';
 import { beforeAll, describe, expect, it } from 'vitest';
-import { AdminConsole } from '../../infra/console.ts';
+import { AdminConsole, consoleSignInConfig, SPA_REWRITE } from '../../infra/console.ts';
 import { loadStageConfig } from '../../infra/config.ts';
 import { CDK_JSON, synthStack } from './synth.ts';
 
@@ -76,6 +76,44 @@ describe('admin console infrastructure', () => {
         ParametersInCacheKeyAndForwardedToOrigin: Match.objectLike({ HeadersConfig: { HeaderBehavior: 'whitelist', Headers: ['Authorization'] } }),
       }),
     });
+  });
+
+  it('never caches an error answer (CloudFront would keep an API 503 or 403 for 10 s)', () => {
+    const [distribution] = Object.values(template.findResources('AWS::CloudFront::Distribution')) as any[];
+    const errors = distribution.Properties.DistributionConfig.CustomErrorResponses as { ErrorCode: number; ErrorCachingMinTTL: number; ResponsePagePath?: string }[];
+    expect(errors.map((e) => e.ErrorCode)).toEqual(expect.arrayContaining([400, 403, 500, 502, 503, 504]));
+    for (const e of errors) expect(e).toEqual({ ErrorCode: e.ErrorCode, ErrorCachingMinTTL: 0 });
+  });
+
+  it('sends the bare domain to /console/, rewrites console routes to index.html, and leaves files alone', () => {
+    const handler = new Function(`${SPA_REWRITE}; return handler;`)() as (e: { request: { uri: string } }) => any;
+    expect(handler({ request: { uri: '/' } })).toEqual({ statusCode: 302, statusDescription: 'Found', headers: { location: { value: '/console/' } } });
+    expect(handler({ request: { uri: '/console/jobs/01J0000000000000000000000A' } }).uri).toBe('/console/index.html');
+    expect(handler({ request: { uri: '/console' } }).uri).toBe('/console/index.html');
+    expect(handler({ request: { uri: '/console/assets/app.js' } }).uri).toBe('/console/assets/app.js');
+    expect(handler({ request: { uri: '/console/config.json' } }).uri).toBe('/console/config.json');
+  });
+
+  it("tells the console to sign in at the stage's issuer as its client, asking for the admin scope when the stage requires one", () => {
+    const config = (context: Record<string, unknown>) => loadStageConfig(new App({ context: { ...CDK_JSON.context, ...context } }).node);
+    expect(consoleSignInConfig(config({ consoleClientId: 'console-app' }))).toEqual({
+      signIn: 'oidc', issuer: 'https://auth.example.com/', clientId: 'console-app', audience: 'ai-jobs-api', scope: 'openid',
+    });
+    expect(consoleSignInConfig(config({ consoleClientId: 'console-app', adminScope: 'ai-jobs/admin' })).scope).toBe('openid ai-jobs/admin');
+  });
+
+  it('warns at synth when the console has no client id, or one the JWT authorizer does not accept', () => {
+    const warnings = (context: Record<string, unknown>) => {
+      const app = new App({ context: { ...CDK_JSON.context, ...context, 'aws:cdk:bundling-stacks': [] } });
+      const stack = new Stack(app, 'ConsoleOnly');
+      const dist = mkdtempSync(join(tmpdir(), 'console-dist-'));
+      writeFileSync(join(dist, 'index.html'), '<!doctype html>');
+      new AdminConsole(stack, 'Console', { config: loadStageConfig(app.node), apiUrl: API_URL, distDir: dist });
+      return Annotations.fromStack(stack).findWarning('*', Match.stringLikeRegexp('consoleClientId')).map((w) => String(w.entry.data));
+    };
+    expect(warnings({})).toEqual([expect.stringContaining('consoleClientId is not set')]);
+    expect(warnings({ consoleClientId: 'console-app' })).toEqual([expect.stringContaining('is not in jwtAudience')]);
+    expect(warnings({ consoleClientId: 'console-app', jwtAudience: 'ai-jobs-api,console-app' })).toEqual([]);
   });
 
   it('uploads the build under console/ and invalidates it on deploy', () => {
