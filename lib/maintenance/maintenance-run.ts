@@ -42,12 +42,17 @@ async function untilDone(step: () => Promise<unknown>, deadline: number): Promis
   return steps;
 }
 
-export async function runMaintenance(deps: MaintenanceDeps): Promise<MaintenanceSummary> {
+/**
+ * One run: rollups, then retention, all within one time budget: `config.budgetMs` (default 60 s), cut to
+ * `opts.deadline` (epoch ms) when that comes first — the Lambda passes its own remaining time less a reserve,
+ * so a backlog never runs the function into its timeout (no step is started after the deadline; each is short).
+ */
+export async function runMaintenance(deps: MaintenanceDeps, opts: { deadline?: number } = {}): Promise<MaintenanceSummary> {
   const now = deps.now?.() ?? new Date();
-  const deadline = Date.now() + deps.config.budgetMs;
+  const deadline = Math.min(Date.now() + deps.config.budgetMs, opts.deadline ?? Number.POSITIVE_INFINITY);
   const finishedJobs = await untilDone(() => aggregateFinishedJobsStep(deps.db, now), deadline);
   const usage = await untilDone(() => aggregateUsageStep(deps.db, now), deadline);
-  const retention = await runRetention(deps.db, deps.registry, deps.config, now);
+  const retention = await runRetention(deps.db, deps.registry, deps.config, now, deadline);
   const summary = { rollupSteps: { finishedJobs, usage }, retention };
   if (deps.metrics) {
     for (const [name, n] of Object.entries(retention)) deps.metrics.addMetric(`Retention_${name}`, MetricUnit.Count, n);

@@ -17,7 +17,7 @@ export interface RetentionConfig {
   revokedCredentialDays: number | null;
   /** Rows per batch: each batch is one short transaction on primary keys. */
   batchSize: number;
-  /** A run stops starting batches after this long (the Lambda timeout is larger). */
+  /** A maintenance run (rollups and retention together) stops starting steps after this long, or earlier when the Lambda's remaining time says so. */
   budgetMs: number;
 }
 

@@ -32,11 +32,11 @@ const byId = (table: string): KeyedTable => ({ table, column: 'id', index: 'PRIM
 
 const daysBefore = (now: Date, days: number) => new Date(now.getTime() - days * DAY_MS);
 
-/** One retention pass at `now`; stops starting batches after `config.budgetMs`. */
+/** One retention pass at `now`; stops starting batches at `deadline` (epoch ms; default `config.budgetMs` from now). */
 export async function runRetention(
-  db: PrismaDb, registry: JobDefinitionRegistry, config: RetentionConfig, now: Date,
+  db: PrismaDb, registry: JobDefinitionRegistry, config: RetentionConfig, now: Date, deadline = Date.now() + config.budgetMs,
 ): Promise<RetentionCounts> {
-  const loop: BatchLoop = { batchSize: config.batchSize, deadline: Date.now() + config.budgetMs };
+  const loop: BatchLoop = { batchSize: config.batchSize, deadline };
   const outboxPublished = await deleteOutbox(db, loop, "'published'", 'publishedAt', daysBefore(now, config.outboxPublishedDays));
   const outboxFailed = config.outboxFailedDays === null ? 0
     : await deleteOutbox(db, loop, "'failed', 'dead'", 'updatedAt', daysBefore(now, config.outboxFailedDays));

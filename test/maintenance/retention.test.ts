@@ -12,6 +12,9 @@ import { createRegistry, jobRegistry } from '../../lib/jobs/registry.ts';
 import { jobDefinitions } from '../../lib/job-types/index.ts';
 import { DEFAULT_RETENTION, type RetentionConfig } from '../../lib/maintenance/retention-config.ts';
 import { runRetention } from '../../lib/maintenance/retention.ts';
+import { maintenanceDepsFromEnv, runMaintenance } from '../../lib/maintenance/maintenance-run.ts';
+import { handler as maintenanceHandler } from '../../functions/maintenance.ts';
+import type { ScheduledEvent } from 'aws-lambda';
 import { insertJob } from '../helpers/factories.ts';
 import { startE2e, type E2e } from '../helpers/e2e-runtime.ts';
 
@@ -127,6 +130,20 @@ describe('retention', () => {
     expect(counts.revokedCredentials).toBe(6);
     expect((await db().userModelCredential.findMany({ where: { id: { in: [...old, recent, active] } }, orderBy: { id: 'asc' } })).map((r) => r.id))
       .toEqual([recent, active].sort());
+  }, 120_000);
+
+  it("starts no step past the run's deadline: the Lambda's remaining time less its reserve, when that comes before the budget", async () => {
+    const old = await Promise.all(Array.from({ length: 3 }, () => outboxRow('published', 30)));
+    const { logger: _logger, ...rest } = maintenanceDepsFromEnv();
+    const deps = { ...rest, config: CONFIG, logger: { info: () => undefined } };
+    // 10 s left is less than the 20 s reserve: the handler's deadline has passed, so it starts nothing.
+    const late = await maintenanceHandler({} as ScheduledEvent, { getRemainingTimeInMillis: () => 10_000 });
+    expect(late.retention.outboxPublished).toBe(0);
+    expect(await runMaintenance(deps, { deadline: Date.now() - 1 })).toMatchObject({ rollupSteps: { finishedJobs: 0, usage: 0 }, retention: { outboxPublished: 0 } });
+    expect(await db().outboxEvent.count({ where: { id: { in: old } } })).toBe(3);
+    // With time left, the same run does the work.
+    expect((await runMaintenance(deps, { deadline: Date.now() + 60_000 })).retention.outboxPublished).toBeGreaterThanOrEqual(3);
+    expect(await db().outboxEvent.count({ where: { id: { in: old } } })).toBe(0);
   }, 120_000);
 
   it('deletes old finished jobs of an opted-in type with every row that refers to them, and nothing of other types', async () => {
