@@ -89,7 +89,8 @@ async function completeCycle(deps: DispatcherDeps, cycle: ClaimedCycle): Promise
 /**
  * The scheduled run: one claimer, and up to `batchesInFlight` claimed batches being sent and settled at once,
  * so the next claim overlaps the previous batches' sends. Claims continue while the last one came back full
- * (more rows are probably due) and the next cycle fits in the remaining time minus a safety margin.
+ * (more rows are probably due) and the next cycle fits in the remaining time minus a safety margin: a cycle
+ * counts as long as the longest so far, and never shorter than its send budget (`sendTimeoutMs`).
  * Overlapping runs are safe: claims are disjoint.
  *
  * Why one claimer rather than several parallel claim→send→settle loops: concurrent claims make each other's
@@ -102,7 +103,9 @@ export async function runScheduledDispatch(
 ): Promise<DispatchRunSummary> {
   const margin = time.safetyMarginMs ?? DEFAULT_SAFETY_MARGIN_MS;
   const summary: DispatchRunSummary = { cycles: 0, released: 0, claimed: 0, published: 0, retried: 0, dead: 0, failed: 0 };
-  let longestCycleMs = 0;
+  // A cycle may take its whole send budget, then settle within the margin: it starts only when that fits, not
+  // merely when the fastest cycles so far would (one stalled send must not run the function into its timeout).
+  let longestCycleMs = deps.policy.sendTimeoutMs;
   const inFlight = new Set<Promise<void>>();
   let failure: { error: unknown } | undefined;
   try {

@@ -111,13 +111,24 @@ describe('scheduled dispatch', () => {
   it('stops between cycles once the remaining time runs short', async () => {
     const { queueUrls } = await createTestQueues();
     await insertQueuedJobsWithEvents(30);
-    const deps = testDispatcherDeps({ queueUrls, policy: { batchSize: 10 } });
+    const deps = testDispatcherDeps({ queueUrls, policy: { batchSize: 10, sendTimeoutMs: 500 } });
     let remaining = 12_000;
 
     const summary = await runScheduledDispatch(deps, { remainingTimeMs: () => (remaining -= 1_000), safetyMarginMs: 10_000 });
 
     expect(summary.cycles).toBe(1);
     expect(await countRows('OutboxEvent', "status = 'pending'")).toBe(20);
+  });
+
+  it('starts no cycle that its send budget would run past the safety margin, however fast cycles have been', async () => {
+    const { queueUrls } = await createTestQueues();
+    await insertQueuedJobsWithEvents(5);
+    const deps = testDispatcherDeps({ queueUrls, policy: { sendTimeoutMs: 15_000 } });
+
+    // 20 s left, 10 s kept back: a cycle may need its 15 s send budget, which does not fit in the other 10 s.
+    expect(await runScheduledDispatch(deps, { remainingTimeMs: () => 20_000, safetyMarginMs: 10_000 })).toMatchObject({ cycles: 0, claimed: 0 });
+    expect(await countRows('OutboxEvent', "status = 'pending'")).toBe(5);
+    expect(await runScheduledDispatch(deps, { remainingTimeMs: () => 26_000, safetyMarginMs: 10_000 })).toMatchObject({ published: 5 });
   });
 
   describe('Lambda handler', () => {
