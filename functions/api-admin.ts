@@ -3,7 +3,7 @@
  * lib/api/routes.ts — job list and detail, retry, stats — for callers with the SUPER_ADMIN role only.
  * Routing, validation, auth and error mapping live in lib/api (see lib/api/admin-api.ts).
  */
-import { withDatabase } from '../lib/config/with-database.ts';
 import { createAdminApiHandler } from '../lib/api/admin-api.ts';
 
-export const handler = withDatabase(createAdminApiHandler());
+// The router makes sure of DATABASE_URL itself (lib/api/router.ts), so a Secrets Manager failure is a 503, not a crash.
+export const handler = createAdminApiHandler();

@@ -3,7 +3,7 @@
  * lib/api/routes.ts — job creation per job type, status, list, cancel, results, the user's DeepSeek key.
  * Routing, validation, auth and error mapping live in lib/api (see lib/api/user-api.ts).
  */
-import { withDatabase } from '../lib/config/with-database.ts';
 import { createUserApiHandler } from '../lib/api/user-api.ts';
 
-export const handler = withDatabase(createUserApiHandler());
+// The router makes sure of DATABASE_URL itself (lib/api/router.ts), so a Secrets Manager failure is a 503, not a crash.
+export const handler = createUserApiHandler();

@@ -2,12 +2,13 @@
  * Turns a route table and an operation per action into one Lambda handler (middy). Per request, in order
  * and before any database or AWS call: find the route by `event.routeKey`; authenticate (claims from the JWT
  * authorizer); refuse an oversized body or one that is not JSON; refuse ill-formed Unicode and validate path
- * parameters and the query string. Then the
- * operation runs. Any error becomes a response in the error middleware ({@link httpErrors}).
+ * parameters and the query string. Then DATABASE_URL is made sure of (from the database secret, once per
+ * container) and the operation runs. Any error becomes a response in the error middleware ({@link httpErrors}).
  */
 import middy, { type MiddlewareObj } from '@middy/core';
 import type { Logger } from '@aws-lambda-powertools/logger';
 import type { Context } from 'aws-lambda';
+import { ensureDatabaseUrl } from '../config/database-secret.ts';
 import { EngineError } from '../errors.ts';
 import type { Caller } from './auth.ts';
 import { mapError } from './error-mapper.ts';
@@ -55,6 +56,9 @@ export function createRouter<A extends UserAction | AdminAction, D, R extends Ap
     const pathSchema = route.path.includes('{jobId}') ? jobIdPathSchema : noPathParamsSchema;
     const params = parseField(pathSchema, event.pathParameters ?? {}, 'path') as { jobId?: string };
     const query = parseField(QUERY_SCHEMAS[route.action] ?? emptyQuerySchema, event.queryStringParameters ?? {}, 'query');
+    // DATABASE_URL from the database secret on a deployed function's first request (a no-op after it, and
+    // wherever DATABASE_URL is set): here, so that Secrets Manager failing is an error answer like any other.
+    await ensureDatabaseUrl();
     return options.operations[route.action]({ event, route, caller, params, query, deps: options.deps() });
   };
   return middy<ApiEvent, ApiResult, Error, Context>(handle).use(httpErrors(options.logger));

@@ -27,6 +27,22 @@ export class DatabaseSecretError extends EngineError {
   readonly code = 'DATABASE_SECRET_INVALID';
 }
 
+/**
+ * Secrets Manager could not be asked for the database secret (unreachable, throttled, or failing on its side):
+ * the database is unavailable for now; another try may succeed. The API answers 503 with Retry-After
+ * (lib/db/connection-errors.ts counts this code among "unavailable").
+ */
+export class DatabaseSecretUnavailableError extends EngineError {
+  readonly code = 'DATABASE_SECRET_UNAVAILABLE';
+  override readonly retryable = true;
+}
+
+/** An AWS SDK error that is not the caller's fault: no HTTP answer at all, the service's own fault, or throttling. */
+function isServiceUnavailable(err: unknown): boolean {
+  const e = err as { $fault?: string; $retryable?: unknown; $metadata?: { httpStatusCode?: number } } | undefined;
+  return e?.$fault === 'server' || e?.$retryable !== undefined || e?.$metadata?.httpStatusCode === undefined;
+}
+
 /** The fields of an RDS-generated secret this module reads. */
 interface RdsSecret {
   username: string;
@@ -61,7 +77,10 @@ async function resolveDatabaseUrl(env: Env): Promise<void> {
   if (!secretId) throw new DatabaseSecretError('neither DATABASE_URL nor DATABASE_SECRET_ARN is set');
   const client = createSecretsManagerClient(env);
   try {
-    const { SecretString } = await client.send(new GetSecretValueCommand({ SecretId: secretId }));
+    const { SecretString } = await client.send(new GetSecretValueCommand({ SecretId: secretId })).catch((err: unknown) => {
+      // A refusal (no such secret, access denied) is a configuration error and stays as it is.
+      throw isServiceUnavailable(err) ? new DatabaseSecretUnavailableError(`Secrets Manager did not give the database secret: ${(err as Error).name}`, { cause: err }) : err;
+    });
     env.DATABASE_URL = databaseUrlFromSecret(SecretString, env);
   } finally {
     client.destroy();

@@ -46,6 +46,8 @@ const UNAVAILABLE_CODES: ReadonlySet<string> = new Set([
   // Prisma: can't reach, timed out, server closed the connection, pool timeout, transaction API failure
   // (a transaction whose connection died, or that could not start in time), connection error.
   'P1001', 'P1002', 'P1008', 'P1017', 'P2024', 'P2028', 'P2039',
+  // Ours: the database's secret could not be read from Secrets Manager (lib/config/database-secret.ts).
+  'DATABASE_SECRET_UNAVAILABLE',
 ]);
 
 /** The same failures as numbers (`errno`, or the `code` Prisma's adapter copies from the driver's errno). */

@@ -123,3 +123,29 @@ describe("RDS Proxy's pool is full (ERROR 9501, raised here by the real server w
     expect(await countRows('AiJob')).toBe(0);
   });
 });
+
+describe("the database's secret cannot be read (a deployed function's first request)", () => {
+  it('answers 503 PLATFORM_UNAVAILABLE with Retry-After from the handler, not a crash, and reads it on the next request', async () => {
+    const { freePort } = await import('../helpers/ports.ts');
+    const saved = { url: process.env.DATABASE_URL, arn: process.env.DATABASE_SECRET_ARN, endpoint: process.env.AWS_ENDPOINT_URL_SECRETS_MANAGER, attempts: process.env.AWS_MAX_ATTEMPTS };
+    try {
+      delete process.env.DATABASE_URL;
+      process.env.DATABASE_SECRET_ARN = 'arn:aws:secretsmanager:us-east-1:000000000000:secret:db';
+      process.env.AWS_ENDPOINT_URL_SECRETS_MANAGER = `http://127.0.0.1:${await freePort()}`;
+      process.env.AWS_MAX_ATTEMPTS = '1';
+      const res = await invoke(userHandler, apiEvent('GET /api/ai/jobs/{jobId}', { claims: userClaims('user-1'), pathParameters: { jobId: newId() } }));
+      expect(res.status).toBe(503);
+      expect(res.body.error.code).toBe('PLATFORM_UNAVAILABLE');
+      expect(Number(res.headers['retry-after'])).toBeGreaterThan(0);
+      expect(process.env.DATABASE_URL).toBeUndefined();
+    } finally {
+      for (const [key, value] of [['DATABASE_URL', saved.url], ['DATABASE_SECRET_ARN', saved.arn], ['AWS_ENDPOINT_URL_SECRETS_MANAGER', saved.endpoint], ['AWS_MAX_ATTEMPTS', saved.attempts]] as const) {
+        if (value === undefined) delete process.env[key];
+        else process.env[key] = value;
+      }
+    }
+    // With the URL back, the same handler serves (404 for an unknown job: it reached the database).
+    const after = await invoke(userHandler, apiEvent('GET /api/ai/jobs/{jobId}', { claims: userClaims('user-1'), pathParameters: { jobId: newId() } }));
+    expect(after.status).toBe(404);
+  });
+});

@@ -6,7 +6,8 @@ import { randomUUID } from 'node:crypto';
 import { CreateSecretCommand } from '@aws-sdk/client-secrets-manager';
 import { afterAll, describe, expect, it } from 'vitest';
 import { createSecretsManagerClient } from '../../lib/credentials/aws-clients.ts';
-import { DatabaseSecretError, databaseUrlFromSecret, ensureDatabaseUrl } from '../../lib/config/database-secret.ts';
+import { DatabaseSecretError, DatabaseSecretUnavailableError, databaseUrlFromSecret, ensureDatabaseUrl } from '../../lib/config/database-secret.ts';
+import { isDatabaseUnavailable } from '../../lib/db/connection-errors.ts';
 import { parseDatabaseUrl } from '../../lib/db/database-url.ts';
 
 const secrets = createSecretsManagerClient();
@@ -64,6 +65,18 @@ describe('ensureDatabaseUrl', () => {
     await secrets.send(new CreateSecretCommand({ Name: name, SecretString: JSON.stringify(rdsSecret) }));
     await ensureDatabaseUrl(env);
     expect(env.DATABASE_URL).toBeDefined();
+  });
+
+  it('reports Secrets Manager not answering as the database being unavailable (retryable), a refusal as it is', async () => {
+    const { freePort } = await import('../helpers/ports.ts');
+    const env = lambdaEnv({ DATABASE_SECRET_ARN: await createSecret(rdsSecret), AWS_ENDPOINT_URL_SECRETS_MANAGER: `http://127.0.0.1:${await freePort()}`, AWS_MAX_ATTEMPTS: '1' });
+    const down = await ensureDatabaseUrl(env).catch((err: unknown) => err);
+    expect(down).toBeInstanceOf(DatabaseSecretUnavailableError);
+    expect(isDatabaseUnavailable(down)).toBe(true);
+    expect(env.DATABASE_URL).toBeUndefined();
+    const refused = await ensureDatabaseUrl(lambdaEnv({ DATABASE_SECRET_ARN: `db-${randomUUID()}` })).catch((err: unknown) => err);
+    expect(refused).toMatchObject({ name: 'ResourceNotFoundException' });
+    expect(isDatabaseUnavailable(refused)).toBe(false);
   });
 
   it('refuses to start with neither DATABASE_URL nor DATABASE_SECRET_ARN', async () => {
