@@ -43,7 +43,8 @@ export function createStatsSqsClient(env: Env = process.env): SQSClient {
     region: awsRegion(env),
     endpoint: endpointFor('SQS', env),
     maxAttempts: 1,
-    requestHandler: { connectionTimeout: 1_000, requestTimeout: 2_000 },
+    // `throwOnRequestTimeout`: without it @smithy/node-http-handler 4 only warns when `requestTimeout` passes.
+    requestHandler: { connectionTimeout: 1_000, requestTimeout: 2_000, throwOnRequestTimeout: true },
   });
 }
 

@@ -19,6 +19,9 @@ import { EngineError } from '../errors.ts';
 
 type Env = Record<string, string | undefined>;
 
+/** Tries of the database secret's fetch (the SDK's standard retry between them). */
+const SECRET_FETCH_ATTEMPTS = 2;
+
 /** Environment variable naming the database secret. */
 export const DATABASE_SECRET_ARN_ENV = 'DATABASE_SECRET_ARN';
 
@@ -75,7 +78,10 @@ export function ensureDatabaseUrl(env: Env = process.env): Promise<void> {
 async function resolveDatabaseUrl(env: Env): Promise<void> {
   const secretId = env[DATABASE_SECRET_ARN_ENV]?.trim();
   if (!secretId) throw new DatabaseSecretError('neither DATABASE_URL nor DATABASE_SECRET_ARN is set');
-  const client = createSecretsManagerClient(env);
+  // Bounded: 2 tries of at most 1 s to connect and 3 s to answer, so a Secrets Manager that hangs (a dropped
+  // VPC endpoint) is an answer well inside the API functions' 15 s, not their timeout. (`throwOnRequestTimeout`:
+  // without it @smithy/node-http-handler 4 only logs a warning when `requestTimeout` passes, and waits on.)
+  const client = createSecretsManagerClient(env, { maxAttempts: SECRET_FETCH_ATTEMPTS, requestHandler: { connectionTimeout: 1_000, requestTimeout: 3_000, throwOnRequestTimeout: true } });
   try {
     const { SecretString } = await client.send(new GetSecretValueCommand({ SecretId: secretId })).catch((err: unknown) => {
       // A refusal (no such secret, access denied) is a configuration error and stays as it is.

@@ -18,6 +18,8 @@ export type CredentialService = 'KMS' | 'SECRETS_MANAGER';
 /** Options a caller may override on a client (e.g. fewer retries in a test of failure handling). */
 export interface ClientOverrides {
   maxAttempts?: number;
+  /** Socket timeouts in ms (the SDK sets none by default: a service that accepts and never answers hangs the call). */
+  requestHandler?: { connectionTimeout?: number; requestTimeout?: number; throwOnRequestTimeout?: boolean };
 }
 
 /** The endpoint override for `service`: its own variable, then `AWS_ENDPOINT_URL`; undefined on AWS. */

@@ -79,6 +79,23 @@ describe('ensureDatabaseUrl', () => {
     expect(isDatabaseUnavailable(refused)).toBe(false);
   });
 
+  it('gives up on a Secrets Manager that accepts connections and never answers, as unavailable (no hang)', async () => {
+    const { createServer } = await import('node:net');
+    const sockets = new Set<import('node:net').Socket>();
+    const silent = createServer((socket) => { sockets.add(socket); });
+    await new Promise<void>((resolve) => silent.listen(0, '127.0.0.1', resolve));
+    try {
+      const { port } = silent.address() as { port: number };
+      const env = lambdaEnv({ DATABASE_SECRET_ARN: 'arn:aws:secretsmanager:us-east-1:000000000000:secret:db', AWS_ENDPOINT_URL_SECRETS_MANAGER: `http://127.0.0.1:${port}` });
+      const hung = await ensureDatabaseUrl(env).catch((err: unknown) => err);
+      expect(hung).toBeInstanceOf(DatabaseSecretUnavailableError);
+      expect(sockets.size).toBeGreaterThan(0);
+    } finally {
+      for (const socket of sockets) socket.destroy();
+      await new Promise((resolve) => silent.close(resolve));
+    }
+  }, 30_000);
+
   it('refuses to start with neither DATABASE_URL nor DATABASE_SECRET_ARN', async () => {
     await expect(ensureDatabaseUrl({})).rejects.toBeInstanceOf(DatabaseSecretError);
   });
