@@ -42,6 +42,9 @@ export type EagerDispatchResult = 'published' | 'skipped' | 'failed';
 /** Time kept back from the Lambda's remaining time, so the last cycle never runs into the timeout. */
 export const DEFAULT_SAFETY_MARGIN_MS = 10_000;
 
+/** The shortest send budget a scheduled cycle gets. */
+const MIN_SEND_BUDGET_MS = 1_000;
+
 /**
  * One cycle: release expired locks, claim up to `batchSize` due rows, send them (within the policy's send
  * budget), settle them.
@@ -70,9 +73,8 @@ async function claimCycle(deps: DispatcherDeps): Promise<ClaimedCycle> {
  * The rest of a cycle: send the claimed rows within the send budget, settle them (which commits the batch's
  * transaction), report. If anything fails first, the batch is rolled back: its rows are due again at once.
  */
-async function completeCycle(deps: DispatcherDeps, cycle: ClaimedCycle): Promise<CycleCounts> {
+async function completeCycle(deps: DispatcherDeps, cycle: ClaimedCycle, budgetMs = deps.policy.sendTimeoutMs): Promise<CycleCounts> {
   const abort = new AbortController();
-  const budgetMs = deps.policy.sendTimeoutMs;
   const timer = setTimeout(() => abort.abort(new Error(`sends exceeded the cycle's ${budgetMs} ms budget`)), budgetMs);
   let settled: SettleCounts;
   try {
@@ -82,15 +84,15 @@ async function completeCycle(deps: DispatcherDeps, cycle: ClaimedCycle): Promise
     await abandonHeldBatch(cycle.batch); // a no-op once settled
   }
   const counts: CycleCounts = { released: cycle.released, claimed: cycle.batch.rows.length, ...settled };
-  report(deps, counts, Date.now() - cycle.started);
+  report(deps, counts, Date.now() - cycle.started, budgetMs);
   return counts;
 }
 
 /**
  * The scheduled run: one claimer, and up to `batchesInFlight` claimed batches being sent and settled at once,
  * so the next claim overlaps the previous batches' sends. Claims continue while the last one came back full
- * (more rows are probably due) and the next cycle fits in the remaining time minus a safety margin: a cycle
- * counts as long as the longest so far, and never shorter than its send budget (`sendTimeoutMs`).
+ * (more rows are probably due) and the next cycle fits in the remaining time minus a safety margin (as long as
+ * the longest so far); each cycle's sends get `sendTimeoutMs`, cut to the time left before the margin.
  * Overlapping runs are safe: claims are disjoint.
  *
  * Why one claimer rather than several parallel claim→send→settle loops: concurrent claims make each other's
@@ -103,15 +105,16 @@ export async function runScheduledDispatch(
 ): Promise<DispatchRunSummary> {
   const margin = time.safetyMarginMs ?? DEFAULT_SAFETY_MARGIN_MS;
   const summary: DispatchRunSummary = { cycles: 0, released: 0, claimed: 0, published: 0, retried: 0, dead: 0, failed: 0 };
-  // A cycle may take its whole send budget, then settle within the margin: it starts only when that fits, not
-  // merely when the fastest cycles so far would (one stalled send must not run the function into its timeout).
-  let longestCycleMs = deps.policy.sendTimeoutMs;
+  let longestCycleMs = 0;
   const inFlight = new Set<Promise<void>>();
   let failure: { error: unknown } | undefined;
   try {
     while (!failure && time.remainingTimeMs() - margin > longestCycleMs) {
       const cycle = await claimCycle(deps);
-      const done: Promise<void> = completeCycle(deps, cycle).then((counts) => {
+      // Its sends get the policy's budget, cut to the time left before the margin: a stalled send must not run
+      // the function into its timeout (the margin covers the settle that follows).
+      const budgetMs = Math.max(MIN_SEND_BUDGET_MS, Math.min(deps.policy.sendTimeoutMs, time.remainingTimeMs() - margin));
+      const done: Promise<void> = completeCycle(deps, cycle, budgetMs).then((counts) => {
         longestCycleMs = Math.max(longestCycleMs, Date.now() - cycle.started);
         summary.cycles += 1;
         for (const key of Object.keys(counts) as (keyof CycleCounts)[]) summary[key] += counts[key];
@@ -236,7 +239,7 @@ function newClaim(deps: DispatcherDeps, now: Date): ClaimContext {
   return { holder: `${deps.instanceId.slice(0, 100)}:${newId()}`, now, leaseUntil: new Date(now.getTime() + deps.policy.lockTtlMs) };
 }
 
-function report(deps: DispatcherDeps, counts: CycleCounts, durationMs: number): void {
+function report(deps: DispatcherDeps, counts: CycleCounts, durationMs: number, sendBudgetMs: number): void {
   const metricNames: Record<keyof CycleCounts, string> = {
     released: 'OutboxReleased', claimed: 'OutboxClaimed', published: 'OutboxPublished',
     retried: 'OutboxRetried', dead: 'OutboxDead', failed: 'OutboxFailed',
@@ -245,5 +248,5 @@ function report(deps: DispatcherDeps, counts: CycleCounts, durationMs: number): 
     deps.metrics.addMetric(metricNames[key], MetricUnit.Count, counts[key]);
   }
   deps.metrics.publishStoredMetrics();
-  if (counts.claimed > 0 || counts.released > 0) deps.logger.info('dispatch cycle', { ...counts, durationMs });
+  if (counts.claimed > 0 || counts.released > 0) deps.logger.info('dispatch cycle', { ...counts, durationMs, sendBudgetMs });
 }

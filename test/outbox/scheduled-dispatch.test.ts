@@ -4,6 +4,8 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Context, ScheduledEvent } from 'aws-lambda';
+import { SQSClient } from '@aws-sdk/client-sqs';
+import { getPrisma } from '../../lib/db/client.ts';
 import { handler } from '../../functions/dispatcher.ts';
 import { databaseUrlFromEnv } from '../../lib/db/database-url.ts';
 import { createSqlPool } from '../../lib/db/sql-pool.ts';
@@ -120,16 +122,33 @@ describe('scheduled dispatch', () => {
     expect(await countRows('OutboxEvent', "status = 'pending'")).toBe(20);
   });
 
-  it('starts no cycle that its send budget would run past the safety margin, however fast cycles have been', async () => {
-    const { queueUrls } = await createTestQueues();
-    await insertQueuedJobsWithEvents(5);
-    const deps = testDispatcherDeps({ queueUrls, policy: { sendTimeoutMs: 15_000 } });
+  it("cuts a cycle's send budget to the time left before the safety margin, so a stalled queue cannot run it into the timeout", async () => {
+    const { createServer } = await import('node:net');
+    const sockets = new Set<import('node:net').Socket>();
+    const silent = createServer((socket) => { sockets.add(socket); });
+    await new Promise<void>((resolve) => silent.listen(0, '127.0.0.1', resolve));
+    try {
+      const { port } = silent.address() as { port: number };
+      const stalled = new SQSClient({ region: 'us-east-1', endpoint: `http://127.0.0.1:${port}`, credentials: { accessKeyId: 'test', secretAccessKey: 'test' } });
+      const { queueUrls } = await createTestQueues();
+      const { jobs: [job] } = await insertQueuedJobsWithEvents(1);
+      const deps = testDispatcherDeps({ queueUrls, sqs: stalled, policy: { sendTimeoutMs: 15_000 } });
 
-    // 20 s left, 10 s kept back: a cycle may need its 15 s send budget, which does not fit in the other 10 s.
-    expect(await runScheduledDispatch(deps, { remainingTimeMs: () => 20_000, safetyMarginMs: 10_000 })).toMatchObject({ cycles: 0, claimed: 0 });
-    expect(await countRows('OutboxEvent', "status = 'pending'")).toBe(5);
-    expect(await runScheduledDispatch(deps, { remainingTimeMs: () => 26_000, safetyMarginMs: 10_000 })).toMatchObject({ published: 5 });
-  });
+      // 12 s left, 10 s kept back: the cycle's sends get 2 s of their 15 s.
+      const summary = await runScheduledDispatch(deps, { remainingTimeMs: () => 12_000, safetyMarginMs: 10_000 });
+
+      expect(summary).toMatchObject({ cycles: 1, claimed: 1, published: 0 });
+      expect(sockets.size).toBeGreaterThan(0);
+      const row = await getPrisma().outboxEvent.findFirstOrThrow({ where: { aggregateId: job!.id } });
+      expect(row.status).toBe('pending');
+      expect(row.attemptCount).toBe(1);
+      const cycles = deps.logger.records.filter((r) => r.message === 'dispatch cycle');
+      expect(cycles.map((r) => r.attributes[0]?.sendBudgetMs)).toEqual([2_000]);
+    } finally {
+      for (const socket of sockets) socket.destroy();
+      await new Promise((resolve) => silent.close(resolve));
+    }
+  }, 60_000);
 
   describe('Lambda handler', () => {
     let queueUrls: Record<'interactive' | 'background', string>;
