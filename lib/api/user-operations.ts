@@ -140,12 +140,16 @@ export const MAX_KEY_WRITES_PER_HOUR = 10;
  */
 async function assertKeyWritesWithinLimit(db: PrismaDb, userId: string, now: Date): Promise<void> {
   const since = new Date(now.getTime() - 3_600_000);
-  const { _count: n, _min: { createdAt: oldest } } = await db.userModelCredential.aggregate({
-    where: { userId, createdAt: { gte: since } }, _count: true, _min: { createdAt: true },
-  });
+  const where = { userId, createdAt: { gte: since } };
+  const n = await db.userModelCredential.count({ where });
   if (n < MAX_KEY_WRITES_PER_HOUR) return;
-  const frees = (oldest ?? now).getTime() + 3_600_000;
-  throw new TooManyKeyWritesError(MAX_KEY_WRITES_PER_HOUR, Math.max(1, Math.ceil((frees - now.getTime()) / 1000)));
+  // Free again once the count of the hour drops below the limit: when the store that is (n − limit + 1)-th oldest
+  // leaves the hour (concurrent stores at the edge may have taken n past the limit).
+  const [frees] = await db.userModelCredential.findMany({
+    where, orderBy: { createdAt: 'asc' }, skip: n - MAX_KEY_WRITES_PER_HOUR, take: 1, select: { createdAt: true },
+  });
+  const freeAt = (frees?.createdAt ?? now).getTime() + 3_600_000;
+  throw new TooManyKeyWritesError(MAX_KEY_WRITES_PER_HOUR, Math.max(1, Math.ceil((freeAt - now.getTime()) / 1000)));
 }
 
 /** One operation per user action. */

@@ -135,6 +135,7 @@ export const COMMANDS: Record<string, Command> = {
       for (const [flag, param] of [['from', 'from'], ['to', 'to'], ['type', 'jobType'], ['model', 'model'], ['user', 'userId'], ['top', 'limit']] as const) {
         if (typeof f[flag] === 'string') query.set(param, f[flag]);
       }
+      if (typeof f.top === 'string' && !f['by-user']) throw new UsageError('--top lists users: use it with --by-user');
       const path = f['by-user'] ? 'admin-api/ai/usage/users' : 'admin-api/ai/usage';
       print(await client.request('GET', `${path}${query.size ? `?${query}` : ''}`));
       return 0;

@@ -103,6 +103,24 @@ describe('PUT/GET/DELETE /api/ai/credentials/deepseek', () => {
     expect((await put({ apiKey: fakeDeepseekKey() }, userHandler, 'user-2')).status).toBe(200);
   });
 
+  it('says to retry once the hour holds fewer stores than the limit, even when concurrent stores went past it', async () => {
+    const minutesAgo = (m: number) => new Date(Date.now() - m * 60_000);
+    // 12 stores in the hour (two over, as concurrent stores at the edge can leave): free again once the third
+    // oldest, 30 minutes old, leaves the hour.
+    await getPrisma().userModelCredential.createMany({
+      data: [50, 40, 30, 20, 10, 9, 8, 7, 6, 5, 4, 3].map((m, i) => ({
+        id: `01J00000000000000000000${String(i).padStart(3, '0')}`, userId: 'user-edge', provider: 'deepseek', keyCiphertext: new Uint8Array([1]),
+        dataKeyCiphertext: new Uint8Array([2]), iv: new Uint8Array(12), authTag: new Uint8Array(16), kmsKeyId: 'alias/test', fingerprint: 'fp',
+        status: 'revoked' as const, createdAt: minutesAgo(m),
+      })),
+    });
+    const refused = await put({ apiKey: fakeDeepseekKey() }, userHandler, 'user-edge');
+    expect(refused.status).toBe(429);
+    const retryAfter = Number(refused.headers['retry-after']);
+    expect(retryAfter).toBeGreaterThan(29 * 60);
+    expect(retryAfter).toBeLessThanOrEqual(30 * 60);
+  });
+
   it('answers 503 PLATFORM_UNAVAILABLE with Retry-After when KMS cannot be reached, without the key in the body', async () => {
     const apiKey = fakeDeepseekKey();
     const handler = createUserApiHandler({ kms: createKmsClient(await deadEndpointEnv(), { maxAttempts: 1 }) });

@@ -75,6 +75,9 @@ describe('cli', () => {
     expect(JSON.parse(top.out)).toMatchObject({ userCount: expect.any(Number), rows: expect.any(Array) });
     expect(new Set(JSON.parse(top.out).rows.map((r: { userId: string }) => r.userId)).size).toBeLessThanOrEqual(1);
     expect((await cli(['usage', '--by-user', '--top', '0'], admin)).err).toContain('query.limit');
+    const topAlone = await cli(['usage', '--top', '3'], admin);
+    expect(topAlone.code).toBe(2);
+    expect(topAlone.err).toContain('--top lists users: use it with --by-user');
     const forbidden = await cli(['stats']);
     expect(forbidden.code).toBe(1);
     expect(forbidden.err).toContain('FORBIDDEN');
