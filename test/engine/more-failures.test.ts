@@ -49,48 +49,45 @@ describe('failure codes', () => {
 describe("the user's own DeepSeek key", () => {
   it('is decrypted with KMS and is the key the provider call carries', async () => {
     const userKey = 'sk-user0wnkey0123456789abcdefghij';
-    const kms = createKmsClient();
-    const { KeyMetadata } = await kms.send(new CreateKeyCommand({ Description: 'engine test' }));
-    const own = await startEngineHarness({ realCredentials: true, deepseek: { apiKey: userKey } });
-    try {
-      await storeUserKey(db, { userId: 'user-1', provider: 'deepseek', apiKey: userKey, kmsKeyId: KeyMetadata!.KeyId! }, { kms });
-      const created = await own.create({
-        jobType: 'feynman_evaluation', credentialMode: 'user_deepseek_key',
-        input: { concept: 'Entropy', explanation: 'Disorder tends to increase.' },
-      });
-      await own.deliver();
-      expect(await db.aiJob.findUniqueOrThrow({ where: { id: created.id } })).toMatchObject({ lifecycleStatus: 'succeeded', modelProvider: 'deepseek' });
-      expect(await db.aiUsageLog.findFirst({ where: { jobId: created.id } })).toMatchObject({ provider: 'deepseek', credentialMode: 'user_deepseek_key', errorCode: null });
-    } finally {
-      await own.close();
-    }
+    const jobId = await runOnOwnKey(userKey, userKey);
+    expect(await db.aiJob.findUniqueOrThrow({ where: { id: jobId } })).toMatchObject({ lifecycleStatus: 'succeeded', modelProvider: 'deepseek' });
+    expect(await db.aiUsageLog.findFirst({ where: { jobId } })).toMatchObject({ provider: 'deepseek', credentialMode: 'user_deepseek_key', errorCode: null });
   });
 });
+
+/**
+ * One Feynman job of user-1 on their own stored key `userKey` (KMS-sealed), delivered once to a mock DeepSeek
+ * that takes only `vendorKey`; resolves to the job's id.
+ */
+async function runOnOwnKey(userKey: string, vendorKey: string): Promise<string> {
+  const kms = createKmsClient();
+  const { KeyMetadata } = await kms.send(new CreateKeyCommand({ Description: 'engine test' }));
+  const own = await startEngineHarness({ realCredentials: true, deepseek: { apiKey: vendorKey } });
+  try {
+    await storeUserKey(db, { userId: 'user-1', provider: 'deepseek', apiKey: userKey, kmsKeyId: KeyMetadata!.KeyId! }, { kms });
+    const created = await own.create({
+      jobType: 'feynman_evaluation', credentialMode: 'user_deepseek_key',
+      input: { concept: 'Entropy', explanation: 'Disorder tends to increase.' },
+    });
+    await own.deliver();
+    return created.id;
+  } finally {
+    await own.close();
+  }
+}
 
 describe("a refused user key that the provider's error text quotes", () => {
   it('fails CREDENTIAL_INVALID, and the admin detail says why without the key', async () => {
     // Not sk-shaped, so only the provider's exact-key scrub can catch it (the pattern redaction does not).
     const userKey = 'own-key-Qz7Lm2Np9Rt4Vw6Xy8';
-    const kms = createKmsClient();
-    const { KeyMetadata } = await kms.send(new CreateKeyCommand({ Description: 'engine test' }));
-    const own = await startEngineHarness({ realCredentials: true, deepseek: { apiKey: 'the-only-key-the-vendor-takes' } });
-    try {
-      await storeUserKey(db, { userId: 'user-1', provider: 'deepseek', apiKey: userKey, kmsKeyId: KeyMetadata!.KeyId! }, { kms });
-      const created = await own.create({
-        jobType: 'feynman_evaluation', credentialMode: 'user_deepseek_key',
-        input: { concept: 'Entropy', explanation: 'Disorder tends to increase.' },
-      });
-      await own.deliver();
-      const done = await db.aiJob.findUniqueOrThrow({ where: { id: created.id } });
-      expect(done).toMatchObject({ lifecycleStatus: 'failed', errorCode: 'CREDENTIAL_INVALID' });
-      // The mock vendor quotes a refused key (test/ai/openai-compatible-provider.test.ts); what the job stores
-      // for admins keeps the reason and drops the key.
-      expect(done.internalErrorMessage).toContain('Incorrect API key provided: [REDACTED]');
-      const stored = JSON.stringify([done, await transitionsOf(created.id), await db.aiUsageLog.findMany({ where: { jobId: created.id } })]);
-      expect(stored).not.toContain(userKey);
-    } finally {
-      await own.close();
-    }
+    const jobId = await runOnOwnKey(userKey, 'the-only-key-the-vendor-takes');
+    const done = await db.aiJob.findUniqueOrThrow({ where: { id: jobId } });
+    expect(done).toMatchObject({ lifecycleStatus: 'failed', errorCode: 'CREDENTIAL_INVALID' });
+    // The mock vendor quotes a refused key (test/ai/openai-compatible-provider.test.ts); what the job stores
+    // for admins keeps the reason and drops the key.
+    expect(done.internalErrorMessage).toContain('Incorrect API key provided: [REDACTED]');
+    const stored = JSON.stringify([done, await transitionsOf(jobId), await db.aiUsageLog.findMany({ where: { jobId } })]);
+    expect(stored).not.toContain(userKey);
   });
 });
 

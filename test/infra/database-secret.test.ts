@@ -80,19 +80,15 @@ describe('ensureDatabaseUrl', () => {
   });
 
   it('gives up on a Secrets Manager that accepts connections and never answers, as unavailable (no hang)', async () => {
-    const { createServer } = await import('node:net');
-    const sockets = new Set<import('node:net').Socket>();
-    const silent = createServer((socket) => { sockets.add(socket); });
-    await new Promise<void>((resolve) => silent.listen(0, '127.0.0.1', resolve));
+    const { silentEndpoint } = await import('../helpers/ports.ts');
+    const silent = await silentEndpoint();
     try {
-      const { port } = silent.address() as { port: number };
-      const env = lambdaEnv({ DATABASE_SECRET_ARN: 'arn:aws:secretsmanager:us-east-1:000000000000:secret:db', AWS_ENDPOINT_URL_SECRETS_MANAGER: `http://127.0.0.1:${port}` });
+      const env = lambdaEnv({ DATABASE_SECRET_ARN: 'arn:aws:secretsmanager:us-east-1:000000000000:secret:db', AWS_ENDPOINT_URL_SECRETS_MANAGER: silent.url });
       const hung = await ensureDatabaseUrl(env).catch((err: unknown) => err);
       expect(hung).toBeInstanceOf(DatabaseSecretUnavailableError);
-      expect(sockets.size).toBeGreaterThan(0);
+      expect((hung as Error).cause).toMatchObject({ name: 'TimeoutError' });
     } finally {
-      for (const socket of sockets) socket.destroy();
-      await new Promise((resolve) => silent.close(resolve));
+      await silent.close();
     }
   }, 30_000);
 

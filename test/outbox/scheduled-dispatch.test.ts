@@ -11,6 +11,7 @@ import { databaseUrlFromEnv } from '../../lib/db/database-url.ts';
 import { createSqlPool } from '../../lib/db/sql-pool.ts';
 import { runScheduledDispatch } from '../../lib/outbox/dispatcher.ts';
 import { countRows, rawDb } from '../helpers/db.ts';
+import { silentEndpoint } from '../helpers/ports.ts';
 import { createTestQueues, drainQueue, insertQueuedJobsWithEvents, testDispatcherDeps, testSqsClient } from '../helpers/outbox-factories.ts';
 
 function lambdaContext(remainingMs: number): Context {
@@ -123,13 +124,9 @@ describe('scheduled dispatch', () => {
   });
 
   it("cuts a cycle's send budget to the time left before the safety margin, so a stalled queue cannot run it into the timeout", async () => {
-    const { createServer } = await import('node:net');
-    const sockets = new Set<import('node:net').Socket>();
-    const silent = createServer((socket) => { sockets.add(socket); });
-    await new Promise<void>((resolve) => silent.listen(0, '127.0.0.1', resolve));
+    const silent = await silentEndpoint();
     try {
-      const { port } = silent.address() as { port: number };
-      const stalled = new SQSClient({ region: 'us-east-1', endpoint: `http://127.0.0.1:${port}`, credentials: { accessKeyId: 'test', secretAccessKey: 'test' } });
+      const stalled = new SQSClient({ region: 'us-east-1', endpoint: silent.url, credentials: { accessKeyId: 'test', secretAccessKey: 'test' } });
       const { queueUrls } = await createTestQueues();
       const { jobs: [job] } = await insertQueuedJobsWithEvents(1);
       const deps = testDispatcherDeps({ queueUrls, sqs: stalled, policy: { sendTimeoutMs: 15_000 } });
@@ -138,15 +135,12 @@ describe('scheduled dispatch', () => {
       const summary = await runScheduledDispatch(deps, { remainingTimeMs: () => 12_000, safetyMarginMs: 10_000 });
 
       expect(summary).toMatchObject({ cycles: 1, claimed: 1, published: 0 });
-      expect(sockets.size).toBeGreaterThan(0);
       const row = await getPrisma().outboxEvent.findFirstOrThrow({ where: { aggregateId: job!.id } });
-      expect(row.status).toBe('pending');
-      expect(row.attemptCount).toBe(1);
+      expect(row).toMatchObject({ status: 'pending', attemptCount: 1 });
       const cycles = deps.logger.records.filter((r) => r.message === 'dispatch cycle');
       expect(cycles.map((r) => r.attributes[0]?.sendBudgetMs)).toEqual([2_000]);
     } finally {
-      for (const socket of sockets) socket.destroy();
-      await new Promise((resolve) => silent.close(resolve));
+      await silent.close();
     }
   }, 60_000);
 
