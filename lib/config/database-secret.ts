@@ -14,7 +14,7 @@
  * password never appear in an error or a log line.
  */
 import { GetSecretValueCommand } from '@aws-sdk/client-secrets-manager';
-import { createSecretsManagerClient } from '../credentials/aws-clients.ts';
+import { createSecretsManagerClient, isTransientAwsError } from '../credentials/aws-clients.ts';
 import { EngineError } from '../errors.ts';
 
 type Env = Record<string, string | undefined>;
@@ -38,12 +38,6 @@ export class DatabaseSecretError extends EngineError {
 export class DatabaseSecretUnavailableError extends EngineError {
   readonly code = 'DATABASE_SECRET_UNAVAILABLE';
   override readonly retryable = true;
-}
-
-/** An AWS SDK error that is not the caller's fault: no HTTP answer at all, the service's own fault, or throttling. */
-function isServiceUnavailable(err: unknown): boolean {
-  const e = err as { $fault?: string; $retryable?: unknown; $metadata?: { httpStatusCode?: number } } | undefined;
-  return e?.$fault === 'server' || e?.$retryable !== undefined || e?.$metadata?.httpStatusCode === undefined;
 }
 
 /** The fields of an RDS-generated secret this module reads. */
@@ -85,7 +79,7 @@ async function resolveDatabaseUrl(env: Env): Promise<void> {
   try {
     const { SecretString } = await client.send(new GetSecretValueCommand({ SecretId: secretId })).catch((err: unknown) => {
       // A refusal (no such secret, access denied) is a configuration error and stays as it is.
-      throw isServiceUnavailable(err) ? new DatabaseSecretUnavailableError(`Secrets Manager did not give the database secret: ${(err as Error).name}`, { cause: err }) : err;
+      throw isTransientAwsError(err) ? new DatabaseSecretUnavailableError(`Secrets Manager did not give the database secret: ${(err as Error).name}`, { cause: err }) : err;
     });
     env.DATABASE_URL = databaseUrlFromSecret(SecretString, env);
   } finally {

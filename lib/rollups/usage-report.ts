@@ -6,7 +6,7 @@
  */
 import type { Db } from '../db/client.ts';
 import { readWatermark } from './watermark.ts';
-import { addTotals, mergeUsageRows, sumLedger, toUsageRow, type UsageFilter, type UsageRow, type UsageTotals } from './usage-rollup.ts';
+import { addTotals, ledgerWhere, mergeUsageRows, sumLedger, toUsageRow, type UsageFilter, type UsageRow, type UsageTotals } from './usage-rollup.ts';
 import { DAY_MS, dayKey, floorDay, maxDate } from './time-buckets.ts';
 
 /** Longest range one report covers. */
@@ -86,14 +86,11 @@ async function rankUsers(
     parts.push(`SELECT userId, calls, promptTokens, completionTokens, totalTokens, costUsd FROM \`AiUsageUserDaily\` WHERE ${where.join(' AND ')}`);
   }
   if (range.split.getTime() < range.end.getTime()) {
-    const where = ['u.createdAt >= ?', 'u.createdAt < ?'];
-    values.push(range.split, range.end);
-    if (f.jobType !== undefined) (where.push('j.jobType = ?'), values.push(f.jobType));
-    if (f.model !== undefined) (where.push('u.model = ?'), values.push(f.model));
-    if (f.userId !== undefined) (where.push('u.userId = ?'), values.push(f.userId));
+    const where = ledgerWhere(range.split, range.end, f);
+    values.push(...where.values);
     parts.push(`SELECT u.userId AS userId, 1 AS calls, u.promptTokens AS promptTokens, u.completionTokens AS completionTokens,
         u.totalTokens AS totalTokens, u.costUsd AS costUsd
-      FROM \`AiUsageLog\` u LEFT JOIN \`AiJob\` j ON j.id = u.jobId WHERE ${where.join(' AND ')}`);
+      FROM \`AiUsageLog\` u LEFT JOIN \`AiJob\` j ON j.id = u.jobId WHERE ${where.sql}`);
   }
   const rows = await db.$queryRawUnsafe<Record<string, unknown>[]>(
     `SELECT userId, COUNT(*) OVER () AS userCount,

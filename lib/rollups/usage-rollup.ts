@@ -52,22 +52,31 @@ const SUMS = `COUNT(*) AS calls, CAST(SUM(u.promptTokens) AS CHAR) AS promptToke
  * Ledger rows with `from <= createdAt < to` (to open-ended when omitted), per day × type × model × mode,
  * and per user when `perUser`. Live read; bounded by the traffic of the span.
  */
-export async function sumLedger(db: Db, o: { from: Date; to?: Date | undefined; perUser: boolean; filter?: UsageFilter }): Promise<UsageRow[]> {
+/**
+ * The WHERE condition of ledger rows (`AiUsageLog u LEFT JOIN AiJob j`) in [`from`, `to`) that pass `filter`
+ * (index `createdAt`), with its values.
+ */
+export function ledgerWhere(from: Date, to: Date | undefined, filter: UsageFilter = {}): { sql: string; values: unknown[] } {
   const where = ['u.createdAt >= ?'];
-  const values: unknown[] = [o.from];
-  if (o.to) (where.push('u.createdAt < ?'), values.push(o.to));
-  if (o.filter?.userId !== undefined) (where.push('u.userId = ?'), values.push(o.filter.userId));
-  if (o.filter?.userIds !== undefined) (where.push(`u.userId IN (${o.filter.userIds.map(() => '?').join(', ')})`), values.push(...o.filter.userIds));
-  if (o.filter?.model !== undefined) (where.push('u.model = ?'), values.push(o.filter.model));
-  if (o.filter?.jobType !== undefined) (where.push('j.jobType = ?'), values.push(o.filter.jobType));
+  const values: unknown[] = [from];
+  if (to) (where.push('u.createdAt < ?'), values.push(to));
+  if (filter.userId !== undefined) (where.push('u.userId = ?'), values.push(filter.userId));
+  if (filter.userIds !== undefined) (where.push(`u.userId IN (${filter.userIds.map(() => '?').join(', ')})`), values.push(...filter.userIds));
+  if (filter.model !== undefined) (where.push('u.model = ?'), values.push(filter.model));
+  if (filter.jobType !== undefined) (where.push('j.jobType = ?'), values.push(filter.jobType));
+  return { sql: where.join(' AND '), values };
+}
+
+export async function sumLedger(db: Db, o: { from: Date; to?: Date | undefined; perUser: boolean; filter?: UsageFilter }): Promise<UsageRow[]> {
+  const where = ledgerWhere(o.from, o.to, o.filter);
   const user = o.perUser ? ', u.userId' : '';
   const rows = await db.$queryRawUnsafe<Record<string, unknown>[]>(
     `SELECT DATE_FORMAT(u.createdAt, '%Y-%m-%d') AS day, COALESCE(j.jobType, 'unknown') AS jobType, u.provider, u.model,
             u.credentialMode${user}, ${SUMS}
      FROM \`AiUsageLog\` u LEFT JOIN \`AiJob\` j ON j.id = u.jobId
-     WHERE ${where.join(' AND ')}
+     WHERE ${where.sql}
      GROUP BY day, jobType, u.provider, u.model, u.credentialMode${user}`,
-    ...values,
+    ...where.values,
   );
   return rows.map(toUsageRow);
 }
