@@ -85,3 +85,11 @@ export interface StreamPublisher {
 
 /** The publisher when no realtime service is configured. */
 export const NO_STREAM_PUBLISHER: StreamPublisher = { publish: () => undefined, flush: async () => undefined };
+
+/**
+ * What an attempt previews of its output as the model writes it, before it is a log entry (no `seq`, `attempt`
+ * or `at` yet): the job type's streaming reader makes these from the provider's deltas, already redacted.
+ */
+export type PreviewEvent =
+  | { type: 'text'; field: string; delta: string }
+  | { type: 'item'; field: string; index: number; item: unknown };
