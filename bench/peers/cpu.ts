@@ -61,6 +61,34 @@ export function pidsNamed(name: string): number[] {
 }
 
 /**
+ * `pid` and its descendants (/proc/<pid>/task/<tid>/children), e.g. PostgreSQL's postmaster and every backend,
+ * or the emulators' process and the moto_server it started; [] without /proc.
+ */
+export function processTree(pid: number): number[] {
+  const found: number[] = [];
+  const visit = (p: number) => {
+    let tids: string[];
+    try {
+      tids = readdirSync(`/proc/${p}/task`);
+    } catch {
+      return;
+    }
+    found.push(p);
+    for (const tid of tids) {
+      let children: string;
+      try {
+        children = readFileSync(`/proc/${p}/task/${tid}/children`, 'utf8');
+      } catch {
+        continue;
+      }
+      for (const child of children.split(' ').filter(Boolean)) visit(Number(child));
+    }
+  };
+  visit(pid);
+  return found;
+}
+
+/**
  * Read and write system calls (/proc/<pid>/io `syscr` + `syscw`: read, readv, pread, write, writev, pwrite…; not
  * send/recv, which MariaDB and PostgreSQL use on their sockets and Node does not) and context switches
  * (voluntary + involuntary, /proc/<pid>/task/<tid>/status) of a process or one thread. On this
