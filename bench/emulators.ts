@@ -1,16 +1,44 @@
 /**
- * The services the engine talks to over the network in production (SQS, the AI provider), run in a process of
- * their own for benchmarks: fauxqs and the mock chat-completions server. Prints one JSON line with their URLs,
- * then runs until killed.
+ * The services the engine talks to over the network in production (SQS, the AI provider, EventBridge and KMS),
+ * run in a process of their own for benchmarks: fauxqs, the mock chat-completions server, and moto_server when
+ * it is installed (as `npm start` uses it; a child of this process, so its CPU counts with the emulators').
+ * Prints one JSON line with their URLs ({@link EmulatorEndpoints}), then runs until killed.
+ *
+ * `--count`: SQS and the AWS-API server are reached through counting proxies (./capacity/aws-call-counter.ts),
+ * which also answer GET `countsPath` with the calls seen so far.
  */
 import { startFauxqs } from 'fauxqs';
 import { startMockAiServer } from '../lib/dev/mock-ai-server.ts';
 import { jobTypeMockResponder } from '../lib/dev/mock-responder.ts';
+import { MotoUnavailableError, startMoto } from '../lib/dev/moto.ts';
 import { freePort } from '../lib/dev/ports.ts';
+import { startAwsCallCounter } from './capacity/aws-call-counter.ts';
+
+export interface EmulatorEndpoints {
+  sqsEndpoint: string;
+  mockAiUrl: string;
+  /** EventBridge and KMS (moto_server); absent when it is not installed. */
+  awsEndpoint?: string;
+  /** With `--count`: where each proxy tells its counts. */
+  counts?: { sqs: string; aws?: string };
+}
 
 const fauxqs = await startFauxqs({ port: await freePort(), host: '127.0.0.1', logger: false } as Parameters<typeof startFauxqs>[0]);
 const mock = await startMockAiServer({ respond: jobTypeMockResponder, apiKey: 'mock-key' });
-process.stdout.write(`${JSON.stringify({ sqsEndpoint: `http://127.0.0.1:${fauxqs.port}`, mockAiUrl: mock.url })}\n`);
+const moto = await startMoto().catch((err: unknown) => {
+  if (err instanceof MotoUnavailableError) return undefined;
+  throw err;
+});
+const endpoints: EmulatorEndpoints = { sqsEndpoint: `http://127.0.0.1:${fauxqs.port}`, mockAiUrl: mock.url, ...(moto ? { awsEndpoint: moto.endpoint } : {}) };
+const counters = process.argv.includes('--count')
+  ? await Promise.all([startAwsCallCounter(endpoints.sqsEndpoint), ...(moto ? [startAwsCallCounter(moto.endpoint)] : [])])
+  : [];
+if (counters[0]) {
+  endpoints.sqsEndpoint = counters[0].url;
+  if (counters[1]) endpoints.awsEndpoint = counters[1].url;
+  endpoints.counts = { sqs: counters[0].countsUrl, ...(counters[1] ? { aws: counters[1].countsUrl } : {}) };
+}
+process.stdout.write(`${JSON.stringify(endpoints)}\n`);
 process.on('SIGTERM', () => {
-  void Promise.all([fauxqs.stop(), mock.close()]).then(() => process.exit(0));
+  void Promise.all([...counters.map((c) => c.close()), fauxqs.stop(), mock.close(), moto?.stop()]).then(() => process.exit(0));
 });
