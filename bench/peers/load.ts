@@ -4,6 +4,7 @@
  * job i due at start + i / rate (paced; a loop that falls behind submits at once), and the summary figures.
  */
 import type { IoCounts } from './cpu.ts';
+import type { DbWrites } from './db-cost.ts';
 
 /** Epoch milliseconds with sub-millisecond resolution (the Node clock; comparable across processes on one machine). */
 export const nowMs = (): number => performance.timeOrigin + performance.now();
@@ -65,6 +66,10 @@ export interface RunFigures {
    * returned), which splits the hand-off into the API side and the queue-to-consumer side.
    */
   toSentMs?: number[];
+  /** Ours over HTTP only: the client's submit (`Date.now()` before the request) → startedAt (./ours.ts). */
+  submitToStartMs?: number[];
+  /** The database server's writes over the run (./db-cost.ts), with its CPU from `cpuPerJob`. */
+  dbWrites?: { writes: DbWrites; source: string };
   /** CPU ms per job by process group (./cpu.ts), when /proc is there. */
   cpuPerJob?: Record<string, number>;
   /** Read/write system calls and context switches per job by process group (./cpu.ts), when /proc is there. */
@@ -81,5 +86,7 @@ export function formatFigures(f: RunFigures): string {
     + ` submit_per_s=${f.submitPerSecond.toFixed(1)}${offered}`
     + ` start_ms p50=${ms(percentile(f.toStartMs, 50))} p99=${ms(percentile(f.toStartMs, 99))}`
     + ` done_ms p50=${ms(percentile(f.toDoneMs, 50))} p99=${ms(percentile(f.toDoneMs, 99))}`
-    + `${f.toSentMs ? ` sent_ms p50=${ms(percentile(f.toSentMs, 50))} p99=${ms(percentile(f.toSentMs, 99))}` : ''}${f.note ? `  (${f.note})` : ''}`;
+    + `${f.toSentMs ? ` sent_ms p50=${ms(percentile(f.toSentMs, 50))} p99=${ms(percentile(f.toSentMs, 99))}` : ''}`
+    + `${f.submitToStartMs ? ` submit_to_start_ms p50=${ms(percentile(f.submitToStartMs, 50))} p99=${ms(percentile(f.submitToStartMs, 99))}` : ''}`
+    + `${f.note ? `  (${f.note})` : ''}`;
 }

@@ -4,25 +4,41 @@
  * in-process creation clients (createJob called directly, no HTTP or JWT) and, on request, a CPU profile of
  * itself (node:inspector) over exactly the window the parent asks for.
  *
- * argv: <databaseUrl> <json endpoints {sqsEndpoint, mockAiUrl}>. Messages: see {@link HostRequest}.
+ * The runtime starts as `npm start` (lib/dev/start.ts) starts it — the same function, the DATABASE_URL's pool
+ * sizes (no connectionLimit given: the default), the consumer thread, the scheduled intervals, the local JWT
+ * key file, EventBridge and KMS on moto_server when it is installed (one the emulators started, rather than one
+ * of its own), its log lines on stdout — with one difference: fauxqs and the mock provider run in the
+ * emulators' process (bench/emulators.ts) instead of on the runtime's main thread. Deployed, SQS and the
+ * provider are other machines' work; in-process their CPU could not be told apart from the runtime's
+ * (/proc accounts per thread), and the peers call the same mock in that process. The mock has no latency,
+ * as `npm start`'s without MOCK_AI_LATENCY_MS.
+ *
+ * argv: <databaseUrl> <json endpoints {sqsEndpoint?, mockAiUrl, awsEndpoint?}> (without sqsEndpoint the
+ * runtime starts fauxqs in its own process, as `npm start` does: queues of its own, for the statement windows). Messages: see {@link HostRequest}.
  */
 import { writeFile } from 'node:fs/promises';
 import { Session } from 'node:inspector/promises';
 import { signLocalToken } from '../../lib/api/local-jwt.ts';
 import { startLocalRuntime } from '../../lib/dev/local-runtime/runtime.ts';
 import { offerLoad, type LoadPlan } from './load.ts';
-import { benchInput, benchUserId, BENCH_JOB_TYPE } from './ours-workload.ts';
+import { benchUserId, workloadFromEnv } from './workload.ts';
+
+/** `users` users of group `group` (ids {@link benchUserId}); job i of a run goes to user i % users. */
+export interface UserGroup { group: string; users: number }
 
 export type HostRequest =
-  | { id: number; cmd: 'tokens'; users: number }
-  | { id: number; cmd: 'inproc'; plan: LoadPlan; runId: string; users: number }
+  | { id: number; cmd: 'tokens'; users: UserGroup }
+  | { id: number; cmd: 'inproc'; plan: LoadPlan; runId: string; users: UserGroup }
   | { id: number; cmd: 'profile-start' }
   | { id: number; cmd: 'profile-stop'; file: string }
   | { id: number; cmd: 'stop' };
 
 const [databaseUrl, endpointsJson] = process.argv.slice(2) as [string, string];
+const endpoints = JSON.parse(endpointsJson) as { sqsEndpoint?: string; mockAiUrl: string; awsEndpoint?: string };
+const workload = workloadFromEnv();
 const runtime = await startLocalRuntime({
-  databaseUrl, port: 0, useMoto: false, ...(JSON.parse(endpointsJson) as { sqsEndpoint: string; mockAiUrl: string }), log: () => undefined,
+  databaseUrl, port: 0, mockAiUrl: endpoints.mockAiUrl, ...(endpoints.sqsEndpoint ? { sqsEndpoint: endpoints.sqsEndpoint } : {}),
+  ...(endpoints.awsEndpoint ? { awsEndpoint: endpoints.awsEndpoint } : { useMoto: false }),
 });
 // Imported after the runtime has completed the environment (queue URLs, DATABASE_URL), as its handlers are.
 const { createJob } = await import('../../lib/jobs/create-job.ts');
@@ -31,12 +47,12 @@ const session = new Session();
 async function handle(req: HostRequest): Promise<unknown> {
   switch (req.cmd) {
     case 'tokens':
-      return Promise.all(Array.from({ length: req.users }, (_, u) => signLocalToken(runtime.jwtKey, { sub: benchUserId(u), ...runtime.audience, expiresIn: '6h' })));
+      return Promise.all(Array.from({ length: req.users.users }, (_, u) => signLocalToken(runtime.jwtKey, { sub: benchUserId(req.users.group, u), ...runtime.audience, expiresIn: '6h' })));
     case 'inproc': {
       const ids: string[] = [];
       const load = await offerLoad(req.plan, async (i) => {
-        const userId = benchUserId(i % req.users);
-        const { job } = await createJob({ userId, jobType: BENCH_JOB_TYPE, triggerType: 'user', targetType: 'user', targetId: userId, input: benchInput(req.runId, i) });
+        const userId = benchUserId(req.users.group, i % req.users.users);
+        const { job } = await createJob({ userId, jobType: workload.jobType, triggerType: 'user', targetType: 'user', targetId: userId, input: workload.input(req.runId, i) });
         ids[i] = job.id;
       });
       return { load, ids };

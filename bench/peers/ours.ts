@@ -1,20 +1,20 @@
 /**
- * Our engine in the peers bench: the runtime host child (./ours-host.ts), the two ways in (HTTP API with local
- * JWTs; createJob in the runtime's process), and the figures read back from the job rows.
+ * Our engine in the benches: the runtime host child (./ours-host.ts), the waits between runs, and the figures
+ * read back from the job rows (the ways in: ./http-clients.ts, and the host's `inproc` command).
  *
- * Clocks: submit = the job row's `createdAt`, start = `startedAt`, done = `finishedAt` — all three written from
- * the runtime process's Node clock (`new Date()`, ms resolution) into DATETIME(3) columns and subtracted in SQL,
- * so no time zone or cross-process clock enters. `createdAt` is taken inside createJob, after the HTTP request
- * was parsed, authenticated and checked against the limits: client send → createdAt is not in "start".
+ * Clocks: created = the job row's `createdAt`, start = `startedAt`, done = `finishedAt` — all three written from
+ * the runtime process's Node clock (`new Date()`, ms resolution) into DATETIME(3) columns (UTC: the pools'
+ * timezone is 'Z') and subtracted in SQL. `createdAt` is taken inside createJob, after the HTTP request was
+ * parsed, authenticated and checked against the limits: client send → createdAt is not in created → start.
+ * Client submit → start subtracts the client's `Date.now()` before the request (./http-clients.ts) from
+ * `startedAt` read as epoch ms: two readings of the same machine's clock, by two processes.
  */
 import { fork, type ChildProcess } from 'node:child_process';
-import http from 'node:http';
 import { createInterface } from 'node:readline';
 import { fileURLToPath } from 'node:url';
 import type mysql from 'mysql2/promise';
 import { ENQUEUE_EVENT_TYPE, JOB_AGGREGATE } from '../../lib/outbox/outbox-writer.ts';
-import { offerLoad, type LoadPlan, type RunFigures } from './load.ts';
-import { benchInput, BENCH_JOB_PATH } from './ours-workload.ts';
+import type { RunFigures } from './load.ts';
 import type { HostRequest } from './ours-host.ts';
 
 type Command = HostRequest extends infer R ? (R extends { id: number } ? Omit<R, 'id'> : never) : never;
@@ -24,7 +24,10 @@ export interface OursHost {
   /** The runtime process (for CPU accounting). */
   pid: number;
   request<T>(cmd: Command): Promise<T>;
-  /** The runtime's JSON log lines (Powertools, WARN and up) since the last call, counted by level and message. */
+  /**
+   * The runtime's log lines since the last call, counted: JSON lines (Powertools, WARN and up) by level and
+   * message, the local runtime's own text lines by their first words.
+   */
   takeLogCounts(): Map<string, number>;
   /** Stops the runtime (in-flight jobs finish, bounded) and waits for the process to exit. */
   stop(): Promise<void>;
@@ -40,17 +43,21 @@ export async function startOursHost(databaseUrl: string, endpoints: object): Pro
   const child: ChildProcess = fork(fileURLToPath(new URL('./ours-host.ts', import.meta.url)), [databaseUrl, JSON.stringify(endpoints)], {
     execArgv: ['--import', 'tsx', ...hostNodeFlags(), ...(process.env.BENCH_CPU_PROF_HOST ? ['--cpu-prof', `--cpu-prof-dir=${process.env.BENCH_CPU_PROF_HOST}`] : [])], stdio: ['ignore', 'pipe', 'pipe', 'ipc'],
   });
-  // The runtime's loggers write JSON lines (ERROR to stderr, the rest to stdout): counted, kept off the bench's output.
+  // The runtime's loggers write JSON lines (ERROR to stderr, the rest to stdout) and the local runtime text lines
+  // to stdout: counted, kept off the bench's output. Other stderr text (a crash's stack) is echoed.
   let logCounts = new Map<string, number>();
-  for (const [input, echo] of [[child.stdout!, process.stdout], [child.stderr!, process.stderr]] as const) {
+  for (const [input, echo] of [[child.stdout!, undefined], [child.stderr!, process.stderr]] as const) {
     createInterface({ input }).on('line', (line) => {
       let key: string;
       try {
         const entry = JSON.parse(line) as { level?: string; message?: string };
         key = `${entry.level ?? '?'}: ${entry.message ?? line.slice(0, 80)}`;
       } catch {
-        echo.write(`${line}\n`);
-        return;
+        if (echo) {
+          echo.write(`${line}\n`);
+          return;
+        }
+        key = `text: ${line.split(' ').slice(0, 3).join(' ')}`;
       }
       logCounts.set(key, (logCounts.get(key) ?? 0) + 1);
     });
@@ -70,6 +77,7 @@ export async function startOursHost(databaseUrl: string, endpoints: object): Pro
     else p?.reject(new Error(`runtime host: ${m.error}`));
   });
   const { url } = await ready;
+  logCounts.clear();
   const request = <T>(cmd: Command) => new Promise<T>((resolve, reject) => {
     const id = nextId++;
     pending.set(id, { resolve: resolve as (v: unknown) => void, reject });
@@ -89,40 +97,6 @@ export async function startOursHost(databaseUrl: string, endpoints: object): Pro
       await exited;
     },
   };
-}
-
-/**
- * The clients' HTTP: node:http on a keep-alive agent, one socket per client. The clients stand in for apps on
- * other machines but share this machine's two cores with the system under test, so they should cost little:
- * `fetch` (undici) took about 1.4 ms of CPU per request here, more than twice what this takes.
- */
-const clientAgent = new http.Agent({ keepAlive: true, maxSockets: 64 });
-
-function postJson(url: string, token: string, body: string): Promise<{ status: number; text: string }> {
-  return new Promise((resolve, reject) => {
-    const req = http.request(url, {
-      method: 'POST', agent: clientAgent,
-      headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json', 'content-length': Buffer.byteLength(body) },
-    }, (res) => {
-      const chunks: Buffer[] = [];
-      res.on('data', (c: Buffer) => chunks.push(c));
-      res.on('end', () => resolve({ status: res.statusCode ?? 0, text: Buffer.concat(chunks).toString('utf8') }));
-      res.on('error', reject);
-    });
-    req.on('error', reject);
-    req.end(body);
-  });
-}
-
-/** Every job of the run submitted through `POST /api/ai/feynman-evaluations`, user i % tokens.length. */
-export async function submitOverHttp(host: OursHost, tokens: string[], plan: LoadPlan, runId: string) {
-  const ids: string[] = [];
-  const load = await offerLoad(plan, async (i) => {
-    const res = await postJson(`${host.url}${BENCH_JOB_PATH}`, tokens[i % tokens.length]!, JSON.stringify(benchInput(runId, i)));
-    if (res.status !== 202) throw new Error(`create ${i}: HTTP ${res.status} ${res.text}`);
-    ids[i] = (JSON.parse(res.text) as { jobId: string }).jobId;
-  });
-  return { load, ids };
 }
 
 /** Waits (polling the side connection) until no job of the database is queued or running. */
@@ -148,30 +122,40 @@ async function waitForZero(admin: mysql.Connection, countSql: string, timeoutMs:
   }
 }
 
-/** The run's figures from its job rows (see the module comment for the clocks). */
-export async function oursFigures(admin: mysql.Connection, database: string, ids: string[], base: Pick<RunFigures, 'system' | 'mode' | 'submitPerSecond' | 'offeredPerSecond'>): Promise<RunFigures> {
+/**
+ * The run's figures from its job rows (see the module comment for the clocks). With `submitWallMs` (job i's
+ * client submit instant on `Date.now()`, aligned with `ids`), jobs/s counts from the first submission, as the
+ * peers' does, and `submitToStartMs` is filled; without it (createJob in process), from the first `createdAt`.
+ */
+export async function oursFigures(
+  admin: mysql.Connection, database: string, ids: string[], base: Pick<RunFigures, 'system' | 'mode' | 'submitPerSecond' | 'offeredPerSecond'>,
+  submitWallMs?: number[],
+): Promise<RunFigures> {
   const rows: mysql.RowDataPacket[] = [];
   for (let at = 0; at < ids.length; at += 500) {
     const [chunk] = await admin.query<mysql.RowDataPacket[]>(
-      `SELECT j.lifecycleStatus AS status,
+      `SELECT j.id AS id, j.lifecycleStatus AS status,
               TIMESTAMPDIFF(MICROSECOND, j.createdAt, j.startedAt) / 1000 AS toStart,
               TIMESTAMPDIFF(MICROSECOND, j.createdAt, o.publishedAt) / 1000 AS toSent,
               TIMESTAMPDIFF(MICROSECOND, j.createdAt, j.finishedAt) / 1000 AS toDone,
-              TIMESTAMPDIFF(MICROSECOND, '2000-01-01', j.createdAt) / 1000 AS created,
-              TIMESTAMPDIFF(MICROSECOND, '2000-01-01', j.finishedAt) / 1000 AS finished
+              TIMESTAMPDIFF(MICROSECOND, '1970-01-01 00:00:00', j.createdAt) / 1000 AS created,
+              TIMESTAMPDIFF(MICROSECOND, '1970-01-01 00:00:00', j.startedAt) / 1000 AS started,
+              TIMESTAMPDIFF(MICROSECOND, '1970-01-01 00:00:00', j.finishedAt) / 1000 AS finished
        FROM \`${database}\`.AiJob j
        LEFT JOIN \`${database}\`.OutboxEvent o ON o.aggregateType = ? AND o.aggregateId = j.id AND o.eventType = ?
        WHERE j.id IN (?)`, [JOB_AGGREGATE, ENQUEUE_EVENT_TYPE, ids.slice(at, at + 500)]);
     rows.push(...chunk);
   }
   const num = (v: unknown) => (v === null ? NaN : Number(v));
-  const first = Math.min(...rows.map((r) => num(r.created)));
+  const submitted = new Map(submitWallMs ? ids.map((id, i) => [id, submitWallMs[i]!]) : []);
+  const first = submitWallMs ? Math.min(...submitWallMs) : Math.min(...rows.map((r) => num(r.created)));
   const last = Math.max(...rows.map((r) => num(r.finished)));
   return {
     ...base, jobs: ids.length, succeeded: rows.filter((r) => r.status === 'succeeded').length,
     jobsPerSecond: ids.length / ((last - first) / 1000),
     toStartMs: rows.map((r) => num(r.toStart)), toDoneMs: rows.map((r) => num(r.toDone)),
     toSentMs: rows.map((r) => num(r.toSent)),
+    ...(submitWallMs ? { submitToStartMs: rows.map((r) => num(r.started) - (submitted.get(String(r.id)) ?? NaN)) } : {}),
   };
 }
 

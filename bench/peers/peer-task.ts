@@ -1,19 +1,20 @@
 /**
  * What a peer's job handler does, the same for graphile-worker and BullMQ: ask the shared mock provider (the
- * `openai` SDK, as our provider client does) with the very prompt of our feynman_evaluation type, check the
- * answer against that type's output schema, and INSERT one result row into PostgreSQL (autocommit, one
- * durable commit). Start and done instants are taken on the Node clock ({@link nowMs}) in the handler.
+ * `openai` SDK, as our provider client does) with the very prompt of the workload's job type (./workload.ts),
+ * check the answer against that type's output schema and its projector's checks, and INSERT the result rows,
+ * shaped as our projection's, into PostgreSQL in one statement (autocommit, one durable commit). Start and done
+ * instants are taken on the Node clock ({@link nowMs}) in the handler.
  */
 import OpenAI from 'openai';
 import type pg from 'pg';
-import { feynmanEvaluationOutputSchema, feynmanEvaluationPrompt } from '../../lib/job-types/feynman-evaluation.ts';
 import { nowMs } from './load.ts';
-import { benchInput } from './ours-workload.ts';
+import type { BenchWorkload } from './workload.ts';
 
 export interface PeerPayload {
   key: string;
   runId: string;
   i: number;
+  userId: string;
 }
 
 /** Per job key: first handler entry and result-row commit, Node clock. */
@@ -24,30 +25,33 @@ export interface PeerTimings {
 
 export const newTimings = (): PeerTimings => ({ started: new Map(), done: new Map() });
 
-/** The tables a peer writes: the business row of a request (graphile-worker's enqueue) and the result row. */
-export const PEER_TABLES_SQL = `
+/** The tables a peer writes: the business row of a request (graphile-worker's enqueue) and the workload's result rows. */
+export function peerTablesSql(workload: BenchWorkload): string {
+  return `
   CREATE TABLE IF NOT EXISTS peer_request (id BIGSERIAL PRIMARY KEY, system TEXT NOT NULL, job_key TEXT NOT NULL UNIQUE,
-    concept TEXT NOT NULL, explanation TEXT NOT NULL, created_at TIMESTAMPTZ NOT NULL DEFAULT now());
-  CREATE TABLE IF NOT EXISTS peer_result (id BIGSERIAL PRIMARY KEY, system TEXT NOT NULL, job_key TEXT NOT NULL UNIQUE,
-    concept TEXT NOT NULL, score INT NOT NULL, gaps JSONB NOT NULL, feedback TEXT NOT NULL, created_at TIMESTAMPTZ NOT NULL DEFAULT now())`;
+    user_id TEXT NOT NULL, input JSONB NOT NULL, created_at TIMESTAMPTZ NOT NULL DEFAULT now());
+  ${workload.resultTableSql}`;
+}
 
 export function mockClient(mockAiUrl: string): OpenAI {
   return new OpenAI({ baseURL: mockAiUrl, apiKey: 'mock-key' });
 }
 
-/** The handler body: provider call, output check, result row. Idempotent on the job key (a retry writes no second row). */
-export async function runPeerJob(system: string, payload: PeerPayload, ai: OpenAI, query: (sql: string, values: unknown[]) => Promise<unknown>, timings: PeerTimings): Promise<void> {
+/** The handler body: provider call, output checks, result rows. Idempotent on the job key (a retry writes no second set). */
+export async function runPeerJob(
+  system: string, workload: BenchWorkload, payload: PeerPayload, ai: OpenAI,
+  query: (sql: string, values: unknown[]) => Promise<unknown>, timings: PeerTimings,
+): Promise<void> {
   if (!timings.started.has(payload.key)) timings.started.set(payload.key, nowMs());
-  const input = benchInput(payload.runId, payload.i);
+  const input = workload.input(payload.runId, payload.i);
   const reply = await ai.chat.completions.create({
     model: 'mock-chat', response_format: { type: 'json_object' },
-    messages: [{ role: 'system', content: feynmanEvaluationPrompt.system }, { role: 'user', content: feynmanEvaluationPrompt.render(input) }],
+    messages: [{ role: 'system', content: workload.prompt.system }, { role: 'user', content: workload.prompt.render(input) }],
   });
-  const output = feynmanEvaluationOutputSchema.parse(JSON.parse(reply.choices[0]?.message.content ?? ''));
-  await query(
-    `INSERT INTO peer_result (system, job_key, concept, score, gaps, feedback) VALUES ($1, $2, $3, $4, $5, $6) ON CONFLICT (job_key) DO NOTHING`,
-    [system, payload.key, input.concept, output.score, JSON.stringify(output.gaps), output.feedback],
-  );
+  const output = workload.outputSchema.parse(JSON.parse(reply.choices[0]?.message.content ?? ''));
+  workload.check(input, output);
+  const insert = workload.resultInsert({ system, key: payload.key, userId: payload.userId, input, output });
+  await query(insert.sql, insert.values);
   timings.done.set(payload.key, nowMs());
 }
 

@@ -25,7 +25,7 @@ export const PATH_NOTES: Record<EnginePath, string> = {
   progress: 'progress updates',
   heartbeat: 'lease extension, cancel polls',
   usage: 'AiUsageLog insert',
-  project: 'projection tx (business row, artifact, job succeeded, transition, terminal-event outbox row)',
+  project: 'projection tx (business rows, artifacts, job succeeded, transition, terminal-event outbox row)',
   events: 'scheduled outbox cycles (terminal events; missed eager dispatches), lock release',
   other: 'session SETs, reaper, maintenance/rollups, anything unmatched',
 };
@@ -34,7 +34,7 @@ export const PATH_NOTES: Record<EnginePath, string> = {
 const PATH_RULES: readonly { path: EnginePath; pattern: RegExp }[] = [
   { path: 'other', pattern: /\b(AiUsageDaily|AiUsageUserDaily|AiJobFinishedHourly|AiJobFinishedTotal|AiRollupWatermark)\b/ },
   { path: 'create', pattern: /INSERT INTO AiJob \(|\bUserModelCredential\b|SELECT COUNT\(\*\) AS _count\$_all FROM \(SELECT AiJob\.id FROM AiJob WHERE \(AiJob\.userId|AiJob\.idempotencyKey = |^SELECT \(SELECT COUNT\(\*\) FROM AiJob WHERE userId = / },
-  { path: 'project', pattern: /\b(FeynmanEvaluation|AiJobArtifact)\b|\bfinishedAt = / },
+  { path: 'project', pattern: /\b(FeynmanEvaluation|QuizQuestion|Flashcard|AiJobArtifact)\b|\bfinishedAt = / },
   { path: 'lock', pattern: /leaseVersion = leaseVersion \+ 1/ },
   { path: 'usage', pattern: /\bAiUsageLog\b/ },
   { path: 'events', pattern: /OutboxEvent[\s\S]*(ORDER BY availableAt|status = 'processing' AND availableAt <=|lockedBy = NULL)/ },

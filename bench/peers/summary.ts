@@ -1,0 +1,103 @@
+/**
+ * The peers bench's closing lines: a summary row per run, the detail lines behind each ratio, each ratio's value
+ * per round on one `rounds=` line, then each ratio as the median of its rounds with its range, in a fixed order
+ * (see {@link HEADLINES}). Medians are nearest-rank (./load.ts `percentile`): with an even number of rounds,
+ * the upper of the two middle values.
+ */
+import { formatCpu, formatIo } from './cpu.ts';
+import { percentile, type RunFigures } from './load.ts';
+
+/** The runs of one round (graphile-worker's are absent when PostgreSQL is). */
+export interface RoundFigures {
+  /** ours-http, one user per job, unpaced. */
+  oneUser: RunFigures;
+  /** ours-http, the few users, unpaced. */
+  fewUsers: RunFigures;
+  /** ours-http, one user per job, paced at the share of oneUser's submit rate. */
+  oursShare: RunFigures;
+  graphile?: RunFigures | undefined;
+  /** graphile-worker paced at the share of its own unpaced submit rate. */
+  graphileShare?: RunFigures | undefined;
+  /** Write transactions per job of the round's statement window (one user per job, over HTTP). */
+  writeTxPerJob?: number | undefined;
+}
+
+/** The closing lines' names, in the order printed. */
+export const HEADLINES = ['peer_ratio', 'peer_ratio_few_users', 'share_handoff_ratio', 'share_submit_ratio', 'cpu_ratio', 'db_cpu_ratio', 'write_tx_per_job'] as const;
+type Headline = (typeof HEADLINES)[number];
+
+const total = (o?: Record<string, number>) => (o ? Object.values(o).reduce((a, b) => a + b, 0) : NaN);
+const p50 = (v?: number[]) => (v ? percentile(v, 50) : NaN);
+const median = (v: number[]) => percentile(v, 50);
+
+/** Ours over HTTP without the emulators' CPU (SQS, the mock provider, moto: other machines' work when deployed). */
+const oursWithoutEmulators = (f: RunFigures) => total(f.cpuPerJob) - (f.cpuPerJob?.emulators ?? 0);
+
+/** One round's value of each headline (NaN where a part is missing). */
+export function roundHeadlines(r: RoundFigures): Record<Headline, number> {
+  const g = r.graphile;
+  const gs = r.graphileShare;
+  return {
+    peer_ratio: g ? r.oneUser.jobsPerSecond / g.jobsPerSecond : NaN,
+    peer_ratio_few_users: g ? r.fewUsers.jobsPerSecond / g.jobsPerSecond : NaN,
+    share_handoff_ratio: gs ? p50(r.oursShare.toStartMs) / p50(gs.toStartMs) : NaN,
+    share_submit_ratio: gs ? p50(r.oursShare.submitToStartMs) / p50(gs.toStartMs) : NaN,
+    cpu_ratio: g ? oursWithoutEmulators(r.oneUser) / total(g.cpuPerJob) : NaN,
+    db_cpu_ratio: g ? (r.oneUser.cpuPerJob?.mariadb ?? NaN) / (g.cpuPerJob?.postgres ?? NaN) : NaN,
+    write_tx_per_job: r.writeTxPerJob ?? NaN,
+  };
+}
+
+const fixed = (v: number, digits = 2) => (Number.isFinite(v) ? v.toFixed(digits) : 'n/a');
+const list = (values: number[], digits = 2) => values.map((v) => fixed(v, digits)).join(',');
+
+/** One summary row per run (jobs/s; start and done p50; CPU per job, then system calls and switches). */
+export function summaryRows(figures: RunFigures[]): string[] {
+  const lines = ['summary (jobs/s; start and done p50 ms):'];
+  for (const f of figures) {
+    const sent = f.toSentMs ? ` (sent ${fixed(p50(f.toSentMs), 1)})` : '';
+    lines.push(`  ${f.system.padEnd(16)} ${f.mode.padEnd(7)} ${fixed(f.jobsPerSecond, 1).padStart(7)}  start ${fixed(p50(f.toStartMs), 1).padStart(7)}${sent}  done ${fixed(p50(f.toDoneMs), 1).padStart(7)}  ${f.cpuPerJob ? formatCpu(f.cpuPerJob) : ''}`);
+    const io = f.ioPerJob ? formatIo(f.ioPerJob) : '';
+    if (io) lines.push(`  ${''.padEnd(16)} ${''.padEnd(7)} ${io}`);
+  }
+  return lines;
+}
+
+/** Medians over the rounds of each CPU group, `a=… b=…`. */
+function medianGroups(runs: RunFigures[]): string {
+  const names = [...new Set(runs.flatMap((f) => Object.keys(f.cpuPerJob ?? {})))];
+  return names.map((n) => `${n}=${fixed(median(runs.map((f) => f.cpuPerJob?.[n] ?? NaN)))}`).join(' ');
+}
+
+/** Medians over the rounds of a system's database writes per job. */
+function medianDb(runs: RunFigures[], serverCpu: (f: RunFigures) => number): string {
+  const per = (pick: (f: RunFigures) => number) => median(runs.map((f) => (f.dbWrites ? pick(f) / f.jobs : NaN)));
+  const rows = per((f) => f.dbWrites!.writes.inserted + f.dbWrites!.writes.updated + f.dbWrites!.writes.deleted);
+  return `server_cpu_ms=${fixed(median(runs.map(serverCpu)))} rows_written=${fixed(rows)} commits=${fixed(per((f) => f.dbWrites!.writes.commits))}`
+    + ` log_bytes=${fixed(per((f) => f.dbWrites!.writes.logBytes), 0)}`;
+}
+
+/** The detail lines, the `rounds=` line and the headlines, as printed last. */
+export function closingLines(rounds: RoundFigures[], share: number): string[] {
+  const values = rounds.map(roundHeadlines);
+  const withPeer = rounds.filter((r) => r.graphile);
+  const lines: string[] = [];
+  const keptUp = (f?: RunFigures) => (f ? f.submitPerSecond / (f.offeredPerSecond ?? f.submitPerSecond) : NaN);
+  lines.push(`share_detail fraction=${share} ours_rate=${list(rounds.map((r) => r.oursShare.offeredPerSecond ?? NaN), 1)}`
+    + ` ours_handoff_p50_ms=${list(rounds.map((r) => p50(r.oursShare.toStartMs)), 1)} ours_submit_to_start_p50_ms=${list(rounds.map((r) => p50(r.oursShare.submitToStartMs)), 1)}`
+    + ` ours_sent_p50_ms=${list(rounds.map((r) => p50(r.oursShare.toSentMs)), 1)} graphile_rate=${list(rounds.map((r) => r.graphileShare?.offeredPerSecond ?? NaN), 1)}`
+    + ` graphile_start_p50_ms=${list(rounds.map((r) => p50(r.graphileShare?.toStartMs)), 1)}`
+    + ` kept_up ours=${list(rounds.map((r) => keptUp(r.oursShare)))} graphile=${list(rounds.map((r) => keptUp(r.graphileShare)))} (by round)`);
+  if (withPeer.length > 0) {
+    lines.push(`cpu_detail ms/job, medians of the rounds, unpaced: ours-http (one user per job) without emulators=${fixed(median(withPeer.map((r) => oursWithoutEmulators(r.oneUser))))}`
+      + ` [${medianGroups(withPeer.map((r) => r.oneUser))}]; graphile-worker total=${fixed(median(withPeer.map((r) => total(r.graphile!.cpuPerJob))))} [${medianGroups(withPeer.map((r) => r.graphile!))}]`);
+    lines.push(`db_detail per job, medians of the rounds, unpaced: ours-http (one user per job) ${medianDb(withPeer.map((r) => r.oneUser), (f) => f.cpuPerJob?.mariadb ?? NaN)};`
+      + ` graphile-worker ${medianDb(withPeer.map((r) => r.graphile!), (f) => f.cpuPerJob?.postgres ?? NaN)} (server-wide counters; see each run's db_per_job line)`);
+  }
+  lines.push(`rounds=${rounds.length} ${HEADLINES.map((h) => `${h}_by_round=${list(values.map((v) => v[h]))}`).join(' ')}`);
+  for (const h of HEADLINES) {
+    const finite = values.map((v) => v[h]).filter((v) => Number.isFinite(v));
+    lines.push(finite.length > 0 ? `${h}=${fixed(median(finite))} range=${fixed(Math.min(...finite))}..${fixed(Math.max(...finite))}` : `${h}=n/a`);
+  }
+  return lines;
+}
