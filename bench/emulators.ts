@@ -2,7 +2,8 @@
  * The services the engine talks to over the network in production (SQS, the AI provider, EventBridge and KMS),
  * run in a process of their own for benchmarks: fauxqs, the mock chat-completions server, and moto_server when
  * it is installed (as `npm start` uses it; a child of this process, so its CPU counts with the emulators').
- * Prints one JSON line with their URLs ({@link EmulatorEndpoints}), then runs until killed.
+ * Prints one JSON line with their URLs ({@link EmulatorEndpoints}), then runs until SIGTERM or until its stdin
+ * ends (bench/peers/emulator-process.ts keeps it open for as long as the bench runs).
  *
  * `--count`: SQS and the AWS-API server are reached through counting proxies (./capacity/aws-call-counter.ts),
  * which also answer GET `countsPath` with the calls seen so far.
@@ -39,6 +40,12 @@ if (counters[0]) {
   endpoints.counts = { sqs: counters[0].countsUrl, ...(counters[1] ? { aws: counters[1].countsUrl } : {}) };
 }
 process.stdout.write(`${JSON.stringify(endpoints)}\n`);
-process.on('SIGTERM', () => {
+let stopping = false;
+const stop = () => {
+  if (stopping) return;
+  stopping = true;
   void Promise.all([...counters.map((c) => c.close()), fauxqs.stop(), mock.close(), moto?.stop()]).then(() => process.exit(0));
-});
+};
+process.on('SIGTERM', stop);
+// The parent holds our stdin: its end (the parent finished, or died) stops everything.
+process.stdin.on('end', stop).resume();

@@ -58,6 +58,8 @@
  * BENCH_CPU_PROF=<dir>: CPU profile (node:inspector, runtime process) of round 1's ours-http unpaced run, read
  * with `npm run bench:profile-top -- <file>`. BENCH_CPU_PROF_HOST=<dir>: `--cpu-prof` for the whole runtime
  * process, a profile per thread at exit. BENCH_HOST_NODE_FLAGS: extra node flags for the runtime and emulators.
+ * BENCH_EMULATORS=in-runtime: our runtime runs fauxqs and the mock on its own main thread, exactly as `npm start`
+ * does (the peers keep the emulators' mock); its CPU then holds theirs, and cpu_ratio counts them as ours.
  * One run at a time: a second run drops and recreates the databases under the first.
  * Env: DATABASE_URL (MariaDB server), BENCH_PG_URL (postgres://postgres@127.0.0.1:5432), BENCH_REDIS (127.0.0.1:6379).
  *
@@ -71,19 +73,14 @@
  * - db_cpu_ratio: MariaDB's CPU per job in ours-http unpaced ÷ PostgreSQL's in graphile-worker unpaced;
  * - write_tx_per_job: committed transactions with a write per job, the rounds' statement windows.
  */
-import { spawn } from 'node:child_process';
-import { once } from 'node:events';
 import { mkdir } from 'node:fs/promises';
 import { join } from 'node:path';
-import { createInterface } from 'node:readline';
-import { fileURLToPath } from 'node:url';
 import mysql from 'mysql2/promise';
 import pg from 'pg';
 import { databaseUrlFromEnv, parseDatabaseUrl, withDatabase } from '../lib/db/database-url.ts';
 import { migrateDatabase } from '../lib/db/migrator.ts';
-import type { EmulatorEndpoints } from './emulators.ts';
 import { percentile, type LoadPlan, type RunFigures } from './peers/load.ts';
-import { hostNodeFlags, startOursHost, waitForOursIdle, waitForOutboxSettled } from './peers/ours.ts';
+import { startOursHost, waitForOursIdle, waitForOutboxSettled } from './peers/ours.ts';
 import { submitOverHttp } from './peers/http-clients.ts';
 import { mariadbServerPids, postgresServerPids, postgresWrites } from './peers/db-cost.ts';
 import { dropPostgresDatabase, onPostgresServer, peerTablesSql } from './peers/peer-task.ts';
@@ -96,6 +93,7 @@ import { formatPaths, pathTotals, statementWindow } from './peers/statement-wind
 import { closingLines, summaryRows, type RoundFigures } from './peers/summary.ts';
 import { workloadFromEnv } from './peers/workload.ts';
 import { portOpen, positiveNumber, sweepFromEnv } from './peers/config.ts';
+import { startEmulators } from './peers/emulator-process.ts';
 
 const env = process.env;
 const jobs = positiveNumber('BENCH_JOBS', 1000);
@@ -122,13 +120,16 @@ for (const db of [DB, LOG_DB]) {
   await admin.query(`DROP DATABASE IF EXISTS ${db}`);
   await migrateDatabase(withDatabase(serverUrl, db));
 }
-const emulators = spawn(process.execPath, [...hostNodeFlags(), '--import', 'tsx', fileURLToPath(new URL('./emulators.ts', import.meta.url))], { stdio: ['ignore', 'pipe', 'inherit'] });
-const endpoints = JSON.parse((await once(createInterface({ input: emulators.stdout! }), 'line'))[0] as string) as EmulatorEndpoints;
+const emulators = await startEmulators();
+const { endpoints } = emulators;
 report(`peers bench: workload=${workload.name} jobs=${jobs} clients=${clients} few_users=${fewUsers.users} share=${share} rounds=${rounds} peer_concurrency=${peerConcurrency}`
-  + ` log_jobs=${logJobs} moto=${endpoints.awsEndpoint ? 'yes' : 'no'} (${new Date().toISOString()})`);
-const host = await startOursHost(withDatabase(serverUrl, DB), endpoints);
+  + ` log_jobs=${logJobs} moto=${endpoints.awsEndpoint ? 'yes' : 'no'} emulators=${env.BENCH_EMULATORS ?? 'separate'} (${new Date().toISOString()})`);
+// BENCH_EMULATORS=in-runtime: fauxqs and the mock on the runtime's main thread, exactly as `npm start` runs them.
+const inRuntime = env.BENCH_EMULATORS === 'in-runtime';
+if (env.BENCH_EMULATORS && !inRuntime && env.BENCH_EMULATORS !== 'separate') throw new Error(`BENCH_EMULATORS=${env.BENCH_EMULATORS}: expected separate or in-runtime`);
+const host = await startOursHost(withDatabase(serverUrl, DB), inRuntime ? { ...(endpoints.awsEndpoint ? { awsEndpoint: endpoints.awsEndpoint } : {}) } : endpoints);
 const pgUrl = `${pgBase}/${DB}`;
-let ctx: RunContext = { admin, database: DB, mariadbPids: await mariadbServerPids(admin), emulatorsPid: emulators.pid!, report };
+let ctx: RunContext = { admin, database: DB, mariadbPids: await mariadbServerPids(admin), emulatorsPid: emulators.pid, report };
 let graphile: PeerSystem | undefined;
 if (await portOpen(new URL(pgBase).hostname, Number(new URL(pgBase).port || 5432))) {
   await dropPostgresDatabase(pg.Client, pgBase, DB);
@@ -236,7 +237,7 @@ if (ctx.pg) {
   await ctx.pg.pool.end();
   await dropPostgresDatabase(pg.Client, pgBase, DB);
 }
-emulators.kill('SIGTERM');
+await emulators.stop();
 for (const db of [DB, LOG_DB]) await admin.query(`DROP DATABASE IF EXISTS ${db}`);
 await admin.end();
 summaryRows(figures).forEach(report);

@@ -7,14 +7,14 @@
  * The runtime starts as `npm start` (lib/dev/start.ts) starts it — the same function, the DATABASE_URL's pool
  * sizes (no connectionLimit given: the default), the consumer thread, the scheduled intervals, the local JWT
  * key file, EventBridge and KMS on moto_server when it is installed (one the emulators started, rather than one
- * of its own), its log lines on stdout — with one difference: fauxqs and the mock provider run in the
- * emulators' process (bench/emulators.ts) instead of on the runtime's main thread. Deployed, SQS and the
- * provider are other machines' work; in-process their CPU could not be told apart from the runtime's
- * (/proc accounts per thread), and the peers call the same mock in that process. The mock has no latency,
- * as `npm start`'s without MOCK_AI_LATENCY_MS.
+ * of its own), its log lines on stdout — with one difference by default: fauxqs and the mock provider run in
+ * the emulators' process (bench/emulators.ts) instead of on the runtime's main thread. Deployed, SQS and the
+ * provider are other machines' work; in-process their CPU could not be told apart from the runtime's (/proc
+ * accounts per thread), and the peers call the same mock in that process. The mock has no latency, as
+ * `npm start`'s without MOCK_AI_LATENCY_MS. Given no sqsEndpoint and no mockAiUrl, the runtime starts both in
+ * its own process, exactly as `npm start` does (MOCK_AI_LATENCY_MS and MOCK_AI_FAILURE_RATE read alike).
  *
- * argv: <databaseUrl> <json endpoints {sqsEndpoint?, mockAiUrl, awsEndpoint?}> (without sqsEndpoint the
- * runtime starts fauxqs in its own process, as `npm start` does: queues of its own, for the statement windows). Messages: see {@link HostRequest}.
+ * argv: <databaseUrl> <json endpoints {sqsEndpoint?, mockAiUrl?, awsEndpoint?}>. Messages: see {@link HostRequest}.
  */
 import { writeFile } from 'node:fs/promises';
 import { Session } from 'node:inspector/promises';
@@ -34,10 +34,13 @@ export type HostRequest =
   | { id: number; cmd: 'stop' };
 
 const [databaseUrl, endpointsJson] = process.argv.slice(2) as [string, string];
-const endpoints = JSON.parse(endpointsJson) as { sqsEndpoint?: string; mockAiUrl: string; awsEndpoint?: string };
+const endpoints = JSON.parse(endpointsJson) as { sqsEndpoint?: string; mockAiUrl?: string; awsEndpoint?: string };
 const workload = workloadFromEnv();
+const number = (name: string) => (process.env[name]?.trim() ? Number(process.env[name]) : undefined);
 const runtime = await startLocalRuntime({
-  databaseUrl, port: 0, mockAiUrl: endpoints.mockAiUrl, ...(endpoints.sqsEndpoint ? { sqsEndpoint: endpoints.sqsEndpoint } : {}),
+  databaseUrl, port: 0,
+  ...(endpoints.sqsEndpoint ? { sqsEndpoint: endpoints.sqsEndpoint } : {}),
+  ...(endpoints.mockAiUrl ? { mockAiUrl: endpoints.mockAiUrl } : { mockAi: { latencyMs: number('MOCK_AI_LATENCY_MS'), failureRate: number('MOCK_AI_FAILURE_RATE') } }),
   ...(endpoints.awsEndpoint ? { awsEndpoint: endpoints.awsEndpoint } : { useMoto: false }),
 });
 // Imported after the runtime has completed the environment (queue URLs, DATABASE_URL), as its handlers are.
@@ -81,5 +84,9 @@ process.on('message', (req: HostRequest) => {
     }),
     (err: unknown) => process.send!({ id: req.id, ok: false, error: err instanceof Error ? `${err.name}: ${err.message}` : String(err) }),
   );
+});
+// The parent gone (finished or crashed): stop rather than run on alone.
+process.once('disconnect', () => {
+  void runtime.stop().finally(() => process.exit(1));
 });
 process.send!({ id: 0, ok: true, result: { url: runtime.url } });
