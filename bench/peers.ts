@@ -22,8 +22,8 @@
  *
  * Before its first timed run each way in gets BENCH_WARMUP (300) untimed jobs, so no figure carries JIT
  * compilation or first connections. Each run is unpaced (clients submit as fast as each submission returns)
- * or paced at BENCH_SHARE (0.8) of the same system's unpaced submit rate measured just before (in the same
- * round; job i offered at start + i / rate). A round, BENCH_ROUNDS times (5): ours-http unpaced, graphile-worker unpaced, ours-http-few
+ * or paced at BENCH_SHARE (0.8) of the same system's throughput (jobs/s) in its unpaced run just before (in the
+ * same round; job i offered at start + i / rate). A round, BENCH_ROUNDS times (5): ours-http unpaced, graphile-worker unpaced, ours-http-few
  * unpaced, ours-http paced, graphile-worker paced, then the round's statement window (below); the runs a ratio
  * divides sit back to back, as the machine's load drifts between runs. After the rounds: the BENCH_SWEEP runs,
  * ours-inproc unpaced and paced, BullMQ unpaced and paced.
@@ -54,7 +54,7 @@
  * BENCH_LOG_JOBS=0 skips them. BENCH_SQL_DUMP=<file>: each window's classified SQL to <file>.<run id>.
  *
  * BENCH_SWEEP=<fractions> (e.g. 0.5,0.7,1): after the rounds, ours-http (one user per job) and graphile-worker
- * each paced at those fractions of its own median unpaced submit rate, a `load_sweep` line per fraction.
+ * each paced at those fractions of its own median unpaced throughput, a `load_sweep` line per fraction.
  * BENCH_CPU_PROF=<dir>: CPU profile (node:inspector, runtime process) of round 1's ours-http unpaced run, read
  * with `npm run bench:profile-top -- <file>`. BENCH_CPU_PROF_HOST=<dir>: `--cpu-prof` for the whole runtime
  * process, a profile per thread at exit. BENCH_HOST_NODE_FLAGS: extra node flags for the runtime and emulators.
@@ -96,13 +96,13 @@ import { portOpen, positiveNumber, sweepFromEnv } from './peers/config.ts';
 import { startEmulators } from './peers/emulator-process.ts';
 
 const env = process.env;
-const jobs = positiveNumber('BENCH_JOBS', 1000);
-const clients = positiveNumber('BENCH_CLIENTS', 4);
-const peerConcurrency = positiveNumber('BENCH_PEER_CONCURRENCY', 10);
+const jobs = Math.floor(positiveNumber('BENCH_JOBS', 1000));
+const clients = Math.floor(positiveNumber('BENCH_CLIENTS', 4));
+const peerConcurrency = Math.floor(positiveNumber('BENCH_PEER_CONCURRENCY', 10));
 const logJobs = Number(env.BENCH_LOG_JOBS ?? 200);
 const warmupJobs = Number(env.BENCH_WARMUP ?? 300);
 const share = positiveNumber('BENCH_SHARE', 0.8);
-const fewUsers: UserGroup = { group: 'few', users: positiveNumber('BENCH_FEW_USERS', 250) };
+const fewUsers: UserGroup = { group: 'few', users: Math.floor(positiveNumber('BENCH_FEW_USERS', 250)) };
 const rounds = Math.max(1, Math.floor(positiveNumber('BENCH_ROUNDS', 5)));
 const sweepFractions = sweepFromEnv();
 const workload = workloadFromEnv();
@@ -154,7 +154,8 @@ async function http(plan: LoadPlan, runId: string, users: UserGroup = { group: r
   return () => submitOverHttp(host.url, tokens, plan, runId, () => workload);
 }
 const inproc = (plan: LoadPlan, runId: string) => () => host.request<OursSubmission>({ cmd: 'inproc', plan, runId, users: fewUsers });
-const paced = (f: RunFigures): LoadPlan => ({ jobs, clients, ratePerSecond: share * f.submitPerSecond });
+/** Paced at the share of the system's throughput (jobs/s) in `f`, its unpaced run just before. */
+const paced = (f: RunFigures): LoadPlan => ({ jobs, clients, ratePerSecond: share * f.jobsPerSecond });
 const unpaced: LoadPlan = { jobs, clients };
 
 async function warmOurs(): Promise<void> {
@@ -208,10 +209,10 @@ for (let r = 1; r <= rounds; r += 1) {
 const sweep: string[] = [];
 const median = (values: number[]) => percentile(values, 50);
 for (const [k, fraction] of sweepFractions.entries()) {
-  const oursRate = fraction * median(roundFigures.map((r) => r.oneUser.submitPerSecond));
+  const oursRate = fraction * median(roundFigures.map((r) => r.oneUser.jobsPerSecond));
   const plan = { jobs, clients, ratePerSecond: oursRate };
   const ours = await oursRun(ctx, host, 'ours-http', 'paced', plan, await http(plan, `sw${k}`));
-  const peerRate = fraction * median(roundFigures.flatMap((r) => (r.graphile ? [r.graphile.submitPerSecond] : [])));
+  const peerRate = fraction * median(roundFigures.flatMap((r) => (r.graphile ? [r.graphile.jobsPerSecond] : [])));
   const peer = graphile && Number.isFinite(peerRate)
     ? await peerRun(ctx, graphile, workload, 'paced', { jobs, clients, ratePerSecond: peerRate }, `gsw${k}`, { group: `gsw${k}`, users: jobs }) : undefined;
   const p50 = (values: number[] | undefined) => (values ? percentile(values, 50).toFixed(1) : 'n/a');

@@ -13,10 +13,10 @@ export interface RoundFigures {
   oneUser: RunFigures;
   /** ours-http, the few users, unpaced. */
   fewUsers: RunFigures;
-  /** ours-http, one user per job, paced at the share of oneUser's submit rate. */
+  /** ours-http, one user per job, paced at the share of oneUser's throughput. */
   oursShare: RunFigures;
   graphile?: RunFigures | undefined;
-  /** graphile-worker paced at the share of its own unpaced submit rate. */
+  /** graphile-worker paced at the share of its own unpaced throughput. */
   graphileShare?: RunFigures | undefined;
   /** Write transactions per job of the round's statement window (one user per job, over HTTP). */
   writeTxPerJob?: number | undefined;
