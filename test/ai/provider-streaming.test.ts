@@ -133,16 +133,27 @@ describe('streams that break the protocol', () => {
       req.on('data', (c: Buffer) => (body += c.toString()));
       req.on('end', () => {
         const word = (JSON.parse(body) as { messages: { content: string }[] }).messages.at(-1)!.content.split(' ')[0]!;
-        res.writeHead(200, { 'content-type': 'text/event-stream' }).end(bodies[word]);
+        res.writeHead(200, { 'content-type': 'text/event-stream' });
+        if (word !== 'keepalive') return void res.end(bodies[word]);
+        // DeepSeek under load: SSE comments to hold the connection, and no token.
+        const timer = setInterval(() => res.write(': keep-alive\n\n'), 50);
+        res.on('close', () => clearInterval(timer));
       });
     });
     await new Promise<void>((r) => raw.listen(0, '127.0.0.1', r));
     url = `http://127.0.0.1:${(raw.address() as { port: number }).port}/v1`;
   });
-  afterAll(async () => new Promise<void>((r) => raw.close(() => r())));
+  afterAll(async () => {
+    raw.closeAllConnections();
+    await new Promise<void>((r) => raw.close(() => r()));
+  });
 
   it('a stream that ends cleanly without a finish reason is cut, not an answer', async () => {
     expect(await rejectionOf(call('nofinish', { url }).reply)).toBeInstanceOf(ProviderStreamCutError);
+  });
+
+  it('keep-alive comments are bytes, not tokens: they do not hold off the first-token deadline', async () => {
+    expect(await rejectionOf(call('keepalive', { url, firstTokenTimeoutMs: 300 }).reply)).toBeInstanceOf(ProviderFirstTokenTimeoutError);
   });
 
   it('any other error event mid-stream is ProviderUnavailableError naming its code', async () => {
