@@ -82,7 +82,9 @@ async function generateAnswer(
 ): Promise<{ generated: GenerateResult; usage: UsageRow }> {
   const { messages, credentials, signal, stream } = call;
   let answered: UsageRow | undefined;
-  const plan = streamingPlanOf(def);
+  // No segment to feed (no stream log, or a type that streams nothing): no reader, and nothing is ever shown,
+  // so the gateway may fall back from any call.
+  const plan = stream === NO_ATTEMPT_STREAM ? undefined : streamingPlanOf(def);
   const generated = await deps.generate(
     { messages, jsonMode: true },
     {

@@ -14,6 +14,7 @@ import { hashCanonical } from '../../lib/jobs/canonical-json.ts';
 import { requestCancel } from '../../lib/jobs/cancellation.ts';
 import { redactSnapshot } from '../../lib/jobs/redaction.ts';
 import { syntheticJob } from '../../lib/job-types/synthetic-job.ts';
+import { runJob } from '../../lib/engine/run-job.ts';
 import { startEngineHarness, type EngineHarness } from '../helpers/engine-harness.ts';
 import { previewRecorder } from '../helpers/preview-recorder.ts';
 import { waitFor } from '../helpers/ports.ts';
@@ -167,6 +168,17 @@ describe('a stream that breaks off', () => {
       [1, 'PROVIDER_UNAVAILABLE', 0],
       [2, null, expect.any(Number)],
     ]);
+  });
+});
+
+describe('an engine without a stream log', () => {
+  it('shows nothing, so a cut after the answer began still falls back within the attempt', async () => {
+    h.primary!.setScenario('cut:25');
+    const created = await feynman('Unwatched entropy');
+    const message = { jobId: created.id, jobType: created.jobType, idempotencyKey: `ai.job.enqueue:${created.id}`, createdAt: created.createdAt.toISOString() };
+    expect(await runJob(message, { ...h.engine, openAttemptStream: undefined })).toEqual({ kind: 'succeeded', jobId: created.id });
+    expect((await ledger(created.id)).map((u) => [u.provider, u.errorCode])).toEqual([['openai-compat', 'PROVIDER_UNAVAILABLE'], ['mock', null]]);
+    expect(recorder.of(created.id)).toEqual([]);
   });
 });
 
