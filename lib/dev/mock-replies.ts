@@ -77,7 +77,12 @@ export async function streamAnswer(t: ReplyTarget, content: string, ending: Stre
       t.res.write(delta({ content: tokens[i] }));
     }
   } else {
-    t.res.write(tokens.slice(0, stopAt).map((token) => delta({ content: token })).join(''));
+    // As fast as possible, yet in pieces as a network delivers them: one huge buffer would cost the client's
+    // SSE parser quadratic time (the openai SDK copies the rest of its buffer after every event).
+    for (let i = 0; i < stopAt; i += UNPACED_BATCH) {
+      if (i > 0 && !(await nextTurn(t.signal))) return;
+      t.res.write(tokens.slice(i, Math.min(i + UNPACED_BATCH, stopAt)).map((token) => delta({ content: token })).join(''));
+    }
   }
   if (ending.kind === 'cut') return cutAfterFlush(t);
   if (ending.kind === 'error') return void t.res.end(sse({ error: ending.error }));
@@ -115,6 +120,15 @@ function usageOf(body: MockChatRequestBody, completionTokens: number) {
 const sse = (payload: unknown) => `data: ${JSON.stringify(payload)}\n\n`;
 const completionId = () => `chatcmpl-mock-${Date.now().toString(36)}`;
 const nowSeconds = () => Math.floor(Date.now() / 1000);
+
+/** Tokens an unpaced stream writes at a time, yielding to the event loop in between. */
+const UNPACED_BATCH = 16;
+
+/** Resolves on the event loop's next turn: true, or false when `signal` aborted meanwhile. */
+async function nextTurn(signal: AbortSignal): Promise<boolean> {
+  await new Promise((resolve) => setImmediate(resolve));
+  return !signal.aborted;
+}
 
 /** Resolves true after `ms`, or false as soon as `signal` aborts. */
 export async function wait(ms: number, signal: AbortSignal): Promise<boolean> {
