@@ -88,8 +88,9 @@ export class OpenAiCompatibleProvider implements AiProvider {
     }
     if (deadlines.totalPassed) return new ProviderTimeoutError(`${this.name} did not answer within ${this.timeoutMs} ms`, cause);
     if (err instanceof JobFailure) return err;
-    // After the stream opened, anything but an error event in it means the stream broke off (undici: TypeError).
-    if (opened && !(err instanceof APIError)) return new ProviderStreamCutError(`${this.name} cut the stream mid-answer`, cause);
+    // After the stream opened, anything but an error event in it means the stream broke off (a cut connection is
+    // undici's TypeError "terminated"; an event that is not JSON, a SyntaxError).
+    if (opened && !(err instanceof APIError)) return new ProviderStreamCutError(`${this.name}'s stream broke off mid-answer`, cause);
     return toProviderFailure(cause.cause, this.name, this.timeoutMs);
   }
 
