@@ -3,11 +3,20 @@
  * the next route on a failure that is `fallbackEligible` (rate limit, provider timeout, provider unavailable)
  * before the engine spends another attempt. Every provider call, whatever its outcome, is reported through
  * `onCall` so the engine can write the usage ledger (ADR-003 §5.7). Prompts and keys are never logged.
+ *
+ * Every call streams its answer: when the caller passes `openSink`, each route's call gets a sink of its own and
+ * its text goes there as it arrives. A call that failed after its sink showed something to a watcher is not
+ * fallen back from: the failure ends the attempt instead (retryable as its class says), so the engine's next
+ * attempt starts a new stream segment that replaces what was shown, rather than a second route's answer being
+ * appended to the first one's half (the stream protocol has no "discard within an attempt", see
+ * lib/stream/protocol.ts). A failure before anything was shown — a 429 or a first-token timeout before the
+ * answer's first previewable field, say — falls back as before.
  */
 import { asJobFailure, CredentialInvalidError, type JobFailure } from '../jobs/failures.ts';
 import type { ModelRouter } from './model-router.ts';
 import {
   ABORTED_CALL_CODE,
+  type AnswerSink,
   type ChatRequest,
   type CredentialSet,
   type GenerateResult,
@@ -29,6 +38,10 @@ export interface GenerateOptions {
    * replaces the call's outcome (the ledger write is part of the attempt).
    */
   onCall?: (record: ProviderCallRecord) => void | Promise<void>;
+  /** Deadline from each call's request to its first token (the job type's `execution.firstTokenTimeoutMs`). */
+  firstTokenTimeoutMs?: number;
+  /** Opens the sink of one route's call (see the module comment); absent: the text is only returned at the end. */
+  openSink?: (route: ModelRoute) => AnswerSink;
 }
 
 /** What the gateway needs. */
@@ -42,8 +55,8 @@ const NO_USAGE: TokenUsage = { promptTokens: 0, completionTokens: 0, totalTokens
  * Generates one completion for `request` on the first route of `opts.tier` that succeeds.
  *
  * - Routes without a key in `opts.credentials` are skipped; if none is left it throws CredentialInvalidError.
- * - A `fallbackEligible` failure moves to the next route; when every route failed, the last failure is thrown
- *   (a rate limit keeps its `retryAfterMs`).
+ * - A `fallbackEligible` failure moves to the next route, unless the failed call's sink had shown something;
+ *   when every route failed, the last failure is thrown (a rate limit keeps its `retryAfterMs`).
  * - Any other failure (e.g. CredentialInvalidError) is thrown at once; so is an abort: when `opts.signal`
  *   aborts, the signal's `reason` is rethrown unchanged.
  * @throws JobFailure | UnknownModelTierError | the signal's reason
@@ -59,21 +72,25 @@ export async function generate(request: ChatRequest, opts: GenerateOptions, deps
     const outcome = await callRoute(request, route, opts, deps);
     if ('result' in outcome) return outcome.result;
     lastFailure = outcome.failure;
-    if (!lastFailure.fallbackEligible) throw lastFailure;
+    if (!lastFailure.fallbackEligible || outcome.shown) throw lastFailure;
   }
   throw lastFailure!;
 }
 
-type RouteOutcome = { result: GenerateResult } | { failure: JobFailure };
+type RouteOutcome = { result: GenerateResult } | { failure: JobFailure; shown: boolean };
 
 /** One provider call, reported through `onCall`. Rethrows aborts; returns failures for the caller to judge. */
 async function callRoute(request: ChatRequest, route: ModelRoute, opts: GenerateOptions, deps: GatewayDeps): Promise<RouteOutcome> {
   const provider = deps.router.providerFor(route);
   const apiKey = opts.credentials.keyFor(route.provider) ?? '';
+  const sink = opts.openSink?.(route);
   const started = performance.now();
   let reply: ProviderReply;
   try {
-    reply = await provider.complete({ ...request, model: route.model }, { apiKey, signal: opts.signal });
+    reply = await provider.complete(
+      { ...request, model: route.model },
+      { apiKey, signal: opts.signal, firstTokenTimeoutMs: opts.firstTokenTimeoutMs, ...(sink ? { onDelta: (text) => sink.write(text) } : {}) },
+    );
   } catch (err) {
     const latencyMs = Math.round(performance.now() - started);
     if (opts.signal.aborted) {
@@ -82,7 +99,7 @@ async function callRoute(request: ChatRequest, route: ModelRoute, opts: Generate
     }
     const failure = asJobFailure(err);
     await opts.onCall?.({ route, usage: NO_USAGE, latencyMs, errorCode: failure.code });
-    return { failure };
+    return { failure, shown: sink?.shown ?? false };
   }
   const latencyMs = Math.round(performance.now() - started);
   await opts.onCall?.({ route, usage: reply.usage, latencyMs });

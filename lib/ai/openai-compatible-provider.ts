@@ -3,13 +3,20 @@
  * mock), built on the `openai` SDK with its own retries off: retrying belongs to the gateway (fallback) and
  * the engine (attempts), and a hidden SDK retry would spend the job's deadline twice.
  */
-import OpenAI from 'openai';
-import { CredentialInvalidError, ProviderTimeoutError } from '../jobs/failures.ts';
+import OpenAI, { APIError } from 'openai';
+import {
+  CredentialInvalidError,
+  JobFailure,
+  ProviderFirstTokenTimeoutError,
+  ProviderStreamCutError,
+  ProviderTimeoutError,
+} from '../jobs/failures.ts';
 import { REDACTED } from '../jobs/redaction.ts';
+import { CallDeadlines, DeltaSinkError, readChatStream } from './chat-stream.ts';
 import { toProviderFailure } from './provider-errors.ts';
-import type { AiProvider, ChatRequest, ProviderReply } from './types.ts';
+import type { AiProvider, ChatRequest, ProviderCallOptions, ProviderReply } from './types.ts';
 
-/** Default deadline of one provider request (headers and body). */
+/** Default deadline of one provider request (headers and the whole stream). */
 export const DEFAULT_PROVIDER_TIMEOUT_MS = 60_000;
 
 /** How to reach one OpenAI-compatible endpoint. */
@@ -18,20 +25,25 @@ export interface OpenAiCompatibleProviderOptions {
   name: string;
   /** API root the SDK appends `/chat/completions` to, e.g. `https://api.deepseek.com`. */
   baseURL: string;
-  /** Deadline of one request, headers and body together; default {@link DEFAULT_PROVIDER_TIMEOUT_MS}. */
+  /** Deadline of one request, headers and the whole stream together; default {@link DEFAULT_PROVIDER_TIMEOUT_MS}. */
   timeoutMs?: number;
 }
 
-type CompletionBody = OpenAI.Chat.Completions.ChatCompletionCreateParamsNonStreaming;
-type Completion = OpenAI.Chat.Completions.ChatCompletion;
+type CompletionBody = OpenAI.Chat.Completions.ChatCompletionCreateParamsStreaming;
 
 /**
- * One chat completion per {@link complete} call, in JSON mode when the request asks for it.
+ * One streamed chat completion per {@link complete} call (`stream: true` with `stream_options.include_usage`, so
+ * the usage of the whole call arrives in the stream's last chunk), in JSON mode when the request asks for it.
+ * Each content delta goes to `onDelta` as it arrives; the reply is the whole text and the reported usage.
  *
  * Invariants: never retries; throws only JobFailure subclasses, except when the caller's `signal` aborts, in
- * which case it rethrows the signal's `reason` at once (the engine tells its timeout from a cancel by its own
- * controller). Its own deadline surfaces as ProviderTimeoutError. Nothing is logged (the SDK's logger is off),
- * so prompts and keys stay out of the logs.
+ * which case it rethrows the signal's `reason` at once, also mid-stream (the engine tells its timeout from a
+ * cancel by its own controller), and except what `onDelta` throws, rethrown unchanged. Its own deadlines:
+ * the total one ({@link timeoutMs}) surfaces as ProviderTimeoutError, the first-token one as
+ * ProviderFirstTokenTimeoutError. A stream that breaks off after it opened (the connection cut, or closed
+ * without a finish reason) is ProviderStreamCutError; an error event inside the stream is classified by
+ * ./provider-errors.ts. The key used is scrubbed from every error kept as a cause. Nothing is logged (the SDK's
+ * logger is off), so prompts and keys stay out of the logs.
  */
 export class OpenAiCompatibleProvider implements AiProvider {
   readonly name: string;
@@ -44,24 +56,42 @@ export class OpenAiCompatibleProvider implements AiProvider {
     this.timeoutMs = options.timeoutMs ?? DEFAULT_PROVIDER_TIMEOUT_MS;
   }
 
-  async complete(request: ChatRequest & { model: string }, opts: { apiKey: string; signal: AbortSignal }): Promise<ProviderReply> {
+  async complete(request: ChatRequest & { model: string }, opts: ProviderCallOptions): Promise<ProviderReply> {
     opts.signal.throwIfAborted();
     if (!opts.apiKey) throw new CredentialInvalidError(`No API key for ${this.name}`);
-    // The SDK's own timeout stops at the response headers; this deadline also covers reading the body.
-    const deadline = AbortSignal.timeout(this.timeoutMs);
-    const client = this.clientFor(opts.apiKey);
+    // The SDK's own timeout stops at the response headers; these deadlines also cover reading the stream.
+    const deadlines = new CallDeadlines(this.timeoutMs, opts.firstTokenTimeoutMs);
+    const signal = AbortSignal.any([opts.signal, deadlines.signal]);
+    let opened = false;
     try {
-      const completion = await client.chat.completions.create(toCompletionBody(request), {
-        signal: AbortSignal.any([opts.signal, deadline]),
-      });
-      return toProviderReply(completion);
+      const stream = await this.clientFor(opts.apiKey).chat.completions.create(toCompletionBody(request), { signal });
+      opened = true;
+      const answer = await readChatStream(stream, { onFirstToken: () => deadlines.tokenArrived(), onDelta: opts.onDelta });
+      // The SDK ends the iteration quietly when the request is aborted.
+      if (signal.aborted) throw signal.reason;
+      if (!answer.finished) throw new ProviderStreamCutError(`${this.name} closed the stream before the answer was complete`);
+      return { content: answer.content, usage: answer.usage };
     } catch (err) {
-      if (opts.signal.aborted) throw opts.signal.reason;
-      if (deadline.aborted) {
-        throw new ProviderTimeoutError(`${this.name} did not answer within ${this.timeoutMs} ms`, { cause: scrubSecret(err, opts.apiKey) });
-      }
-      throw toProviderFailure(scrubSecret(err, opts.apiKey), this.name, this.timeoutMs);
+      throw this.failureOf(err, opts, deadlines, opened);
+    } finally {
+      deadlines.clear();
     }
+  }
+
+  /** What {@link complete} throws for `err` (see the class comment for the order). */
+  private failureOf(err: unknown, opts: ProviderCallOptions, deadlines: CallDeadlines, opened: boolean): unknown {
+    if (opts.signal.aborted) return opts.signal.reason;
+    if (err instanceof DeltaSinkError) return err.error;
+    const cause = { cause: scrubSecret(err, opts.apiKey) };
+    if (deadlines.firstTokenPassed) {
+      return new ProviderFirstTokenTimeoutError(`${this.name} sent no token within ${deadlines.firstTokenMs} ms`, cause);
+    }
+    if (deadlines.totalPassed) return new ProviderTimeoutError(`${this.name} did not answer within ${this.timeoutMs} ms`, cause);
+    if (err instanceof JobFailure) return err;
+    // After the stream opened, anything but an error event in it means the stream broke off (a cut connection is
+    // undici's TypeError "terminated"; an event that is not JSON, a SyntaxError).
+    if (opened && !(err instanceof APIError)) return new ProviderStreamCutError(`${this.name}'s stream broke off mid-answer`, cause);
+    return toProviderFailure(cause.cause, this.name, this.timeoutMs);
   }
 
   /**
@@ -100,21 +130,11 @@ function toCompletionBody(request: ChatRequest & { model: string }): CompletionB
   return {
     model: request.model,
     messages: request.messages.map((m) => ({ role: m.role, content: m.content })),
-    stream: false,
+    stream: true,
+    stream_options: { include_usage: true },
     ...(request.jsonMode ? { response_format: { type: 'json_object' as const } } : {}),
     ...(request.maxTokens !== undefined ? { max_tokens: request.maxTokens } : {}),
     ...(request.temperature !== undefined ? { temperature: request.temperature } : {}),
-  };
-}
-
-/** The first choice's text ('' when the provider sent none: the engine's output validation reports it) and usage. */
-function toProviderReply(completion: Completion): ProviderReply {
-  const usage = completion.usage;
-  const promptTokens = usage?.prompt_tokens ?? 0;
-  const completionTokens = usage?.completion_tokens ?? 0;
-  return {
-    content: completion.choices?.[0]?.message?.content ?? '',
-    usage: { promptTokens, completionTokens, totalTokens: usage?.total_tokens ?? promptTokens + completionTokens },
   };
 }
 

@@ -10,9 +10,15 @@
  * | `APIError` 408, `APIConnectionTimeoutError` | ProviderTimeoutError                      |
  * | `APIError` 5xx, `APIConnectionError`        | ProviderUnavailableError                  |
  * | `APIError` other 4xx (400, 402, 404, 422)   | ProviderUnavailableError: this provider refused the request; another route may accept it |
+ * | `APIError` without a status: an error event inside a 200 stream, rate-limit code/type | ProviderRateLimitedError (no Retry-After) |
+ * | `APIError` without a status, any other error event | ProviderUnavailableError             |
  * | anything else (e.g. a 200 that is not JSON) | ProviderUnavailableError                  |
  *
- * Aborts are not mapped here: the provider checks its signals first (see `OpenAiCompatibleProvider`).
+ * An error event inside the stream is how OpenAI-compatible providers report a failure after the 200 went out:
+ * `data: {"error": {"message": …, "type": …, "code": …}}`; the SDK raises it as an `APIError` whose `status` is
+ * undefined and whose `code`/`type` are the event's. A rate limit there reads `code: "rate_limit_exceeded"`
+ * (OpenAI) or `type: "rate_limit_error"` (gateways such as LiteLLM); those structured fields decide, never
+ * the message. Aborts are not mapped here: the provider checks its signals first (see `OpenAiCompatibleProvider`).
  */
 import { APIConnectionError, APIConnectionTimeoutError, APIError } from 'openai';
 import {
@@ -56,7 +62,19 @@ export function toProviderFailure(err: unknown, provider: string, timeoutMs: num
   if (err instanceof APIError && typeof err.status === 'number') {
     return fromStatus(err.status, err.headers, provider, cause);
   }
+  if (err instanceof APIError) return fromStreamErrorEvent(err, provider, cause);
   return new ProviderUnavailableError(`${provider} returned an unusable response`, cause);
+}
+
+/** `code` and `type` values of an in-stream error event that mean a rate limit. */
+const RATE_LIMIT_TAGS: ReadonlySet<string> = new Set(['rate_limit_exceeded', 'rate_limit_error']);
+
+function fromStreamErrorEvent(err: APIError, provider: string, cause: { cause: unknown }): JobFailure {
+  const tags = [err.code, err.type].filter((t): t is string => typeof t === 'string').map((t) => t.slice(0, 64));
+  if (tags.some((t) => RATE_LIMIT_TAGS.has(t))) {
+    return new ProviderRateLimitedError(`${provider} reported a rate limit mid-stream`, undefined, cause);
+  }
+  return new ProviderUnavailableError(`${provider} reported an error mid-stream${tags.length > 0 ? ` (${tags.join(', ')})` : ''}`, cause);
 }
 
 function fromStatus(status: number, headers: Headers | undefined, provider: string, cause: { cause: unknown }): JobFailure {

@@ -31,18 +31,50 @@ export interface ModelRoute {
 }
 
 export interface ProviderReply {
+  /** The whole answer: every delta reported through `onDelta`, concatenated. */
   content: string;
+  /** What the provider reported at the end of the stream; zeros when it reported nothing. */
   usage: TokenUsage;
 }
 
-/** An OpenAI-compatible chat completion endpoint. */
+/** Per-call options of {@link AiProvider.complete}. */
+export interface ProviderCallOptions {
+  apiKey: string;
+  signal: AbortSignal;
+  /**
+   * Deadline from sending the request to the first token of the answer (a provider may accept the connection
+   * and hold it for minutes, sending keep-alives but no token). Unset: only the provider's total deadline.
+   */
+  firstTokenTimeoutMs?: number;
+  /**
+   * Receives the answer's text as it arrives, in order, synchronously while the stream is read. It must not
+   * throw (an error it throws ends the call and is rethrown unchanged).
+   */
+  onDelta?: (text: string) => void;
+}
+
+/** An OpenAI-compatible chat completion endpoint, called with a streamed answer. */
 export interface AiProvider {
   readonly name: string;
   /**
-   * One call, no retries of its own. Must stop promptly when `signal` aborts.
+   * One call, no retries of its own. Must stop promptly when `signal` aborts, also while the answer streams.
    * @throws ProviderRateLimitedError | ProviderTimeoutError | ProviderUnavailableError | CredentialInvalidError
    */
-  complete(request: ChatRequest & { model: string }, opts: { apiKey: string; signal: AbortSignal }): Promise<ProviderReply>;
+  complete(request: ChatRequest & { model: string }, opts: ProviderCallOptions): Promise<ProviderReply>;
+}
+
+/**
+ * Where the gateway sends one provider call's text as it arrives (it opens one per route it tries). The engine's
+ * implementation turns the text into previews for the job's watchers (lib/stream/preview-reader.ts).
+ */
+export interface AnswerSink {
+  /** More of the answer, in order. Never throws. */
+  write(delta: string): void;
+  /**
+   * True once something written here was shown to a watcher. The gateway then no longer falls back to the next
+   * route when this call fails: a watcher would see two answers run together (see lib/ai/gateway.ts).
+   */
+  readonly shown: boolean;
 }
 
 /** The keys a job may use: the platform's per provider, or the user's own (DeepSeek only). */

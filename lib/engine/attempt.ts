@@ -3,16 +3,22 @@
  * content safety, one gateway call in JSON mode under the attempt's abort signal, then parse and validate the
  * output with the definition's schema, redact it when the definition sets `security.outputRedaction` (the
  * snapshot rules of ../jobs/redaction.ts: secret-named fields and secret-shaped text), and hash it. Every provider call lands in the usage ledger.
+ *
+ * While the answer streams, a job type that declares `streaming` previews it: each provider call's text goes
+ * through a PreviewReader (../stream/preview-reader.ts, redacting as the final output is redacted) into the
+ * attempt's stream segment. The previews are a view only: the validated output below stays the only result.
  */
 import type { AiJob, AiJobSnapshot } from '../db/client.ts';
 import { EngineError } from '../errors.ts';
-import type { ChatMessage, GenerateResult } from '../ai/types.ts';
-import type { JobDefinition } from '../jobs/definition.ts';
+import type { ChatMessage, CredentialSet, GenerateResult } from '../ai/types.ts';
+import { firstTokenTimeoutOf, streamingPlanOf, type JobDefinition } from '../jobs/definition.ts';
 import { hashCanonical } from '../jobs/canonical-json.ts';
 import { toIssueDetails } from '../jobs/errors.ts';
 import { redactSnapshot } from '../jobs/redaction.ts';
 import { InternalJobError, SchemaValidationError } from '../jobs/failures.ts';
 import { findSnapshot } from '../jobs/snapshot-repository.ts';
+import { NO_ATTEMPT_STREAM, type AttemptStream } from '../stream/attempt-stream.ts';
+import { PreviewReader } from '../stream/preview-reader.ts';
 import type { EngineDeps } from './engine-deps.ts';
 import { recordProviderCall, usageStatement, UsageRow } from './usage-ledger.ts';
 
@@ -29,12 +35,18 @@ export interface AttemptResult {
   usage: UsageRow;
 }
 
-/**
- * `snapshot`: the job's snapshot when the caller already read it (the lock returns it); undefined reads it.
- */
+/** Per-attempt context of {@link runAttempt}. */
+export interface AttemptOptions {
+  /** The job's snapshot when the caller already read it (the lock returns it); undefined reads it. */
+  snapshot?: AiJobSnapshot | null;
+  /** The attempt's stream segment, fed the previews; default NO_ATTEMPT_STREAM. The caller closes it. */
+  stream?: AttemptStream;
+}
+
 export async function runAttempt(
-  job: AiJob, def: JobDefinition, signal: AbortSignal, deps: EngineDeps, snapshot?: AiJobSnapshot | null,
+  job: AiJob, def: JobDefinition, signal: AbortSignal, deps: EngineDeps, options: AttemptOptions = {},
 ): Promise<AttemptResult> {
+  const { snapshot, stream = NO_ATTEMPT_STREAM } = options;
   const input = parseInput(job, def, snapshot === undefined ? await findSnapshot(deps.db, job.id) : snapshot);
   const prompt = deps.prompts.get(job.promptKey, job.promptVersion);
   const credentials = await deps.resolveCredentials(job);
@@ -44,24 +56,7 @@ export async function runAttempt(
   const feedback = schemaFeedback(job);
   if (feedback) messages.push({ role: 'user', content: feedback });
 
-  let answered: UsageRow | undefined;
-  const generated = await deps.generate(
-    { messages, jsonMode: true },
-    {
-      tier: job.modelTier, credentials, signal,
-      onCall: (call) => {
-        // The call that answered is billed with the projection (or by whoever gives up on it, below).
-        if (!call.errorCode && !call.aborted) {
-          answered = new UsageRow(usageStatement(job, call, deps.price));
-          return;
-        }
-        // An aborted call is billed under the reason the attempt was aborted for (TIMEOUT, CANCELLED, …).
-        return recordProviderCall(job, call.aborted ? { ...call, errorCode: abortCode(signal) } : call, deps.price);
-      },
-    },
-  );
-  if (!answered) throw new InternalJobError(`job ${job.id}: the provider answered but no call was reported`);
-  const usage = answered;
+  const { generated, usage } = await generateAnswer(job, def, { messages, credentials, signal, stream }, deps);
   try {
     await deps.checkpoints?.afterProviderAnswer?.(job);
     const validated = validateOutput(def, generated.content);
@@ -74,6 +69,41 @@ export async function runAttempt(
     await writeUsageBeforeFailing(usage, job, deps);
     throw err;
   }
+}
+
+/**
+ * The gateway call of an attempt: streamed previews to `stream` when the type declares `streaming`, every failed
+ * or aborted provider call billed at once, the answering call's ledger row handed back unwritten.
+ */
+async function generateAnswer(
+  job: AiJob, def: JobDefinition,
+  call: { messages: ChatMessage[]; credentials: CredentialSet; signal: AbortSignal; stream: AttemptStream },
+  deps: EngineDeps,
+): Promise<{ generated: GenerateResult; usage: UsageRow }> {
+  const { messages, credentials, signal, stream } = call;
+  let answered: UsageRow | undefined;
+  // No segment to feed (no stream log, or a type that streams nothing): no reader, and nothing is ever shown,
+  // so the gateway may fall back from any call.
+  const plan = stream === NO_ATTEMPT_STREAM ? undefined : streamingPlanOf(def);
+  const generated = await deps.generate(
+    { messages, jsonMode: true },
+    {
+      tier: job.modelTier, credentials, signal, firstTokenTimeoutMs: firstTokenTimeoutOf(def),
+      // A reader per provider call: a fallback route's answer is parsed from its own start.
+      ...(plan ? { openSink: () => new PreviewReader({ plan, redact: def.security.outputRedaction, emit: (e) => stream.preview(e) }) } : {}),
+      onCall: (record) => {
+        // The call that answered is billed with the projection (or by whoever gives up on it, in runAttempt).
+        if (!record.errorCode && !record.aborted) {
+          answered = new UsageRow(usageStatement(job, record, deps.price));
+          return;
+        }
+        // An aborted call is billed under the reason the attempt was aborted for (TIMEOUT, CANCELLED, …).
+        return recordProviderCall(job, record.aborted ? { ...record, errorCode: abortCode(signal) } : record, deps.price);
+      },
+    },
+  );
+  if (!answered) throw new InternalJobError(`job ${job.id}: the provider answered but no call was reported`);
+  return { generated, usage: answered };
 }
 
 /**

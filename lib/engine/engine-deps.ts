@@ -5,10 +5,11 @@
 import type { Logger } from '@aws-lambda-powertools/logger';
 import type { Metrics } from '@aws-lambda-powertools/metrics';
 import type { AiJob, PrismaDb } from '../db/client.ts';
-import type { ChatRequest, CredentialSet, GenerateResult, ProviderCallRecord } from '../ai/types.ts';
+import type { AnswerSink, ChatRequest, CredentialSet, GenerateResult, ModelRoute, ProviderCallRecord } from '../ai/types.ts';
 import type { PromptTemplate } from '../ai/prompts/prompt-template.ts';
 import type { JobDefinitionRegistry } from '../jobs/registry.ts';
 import type { ResultProjector } from '../jobs/projector.ts';
+import type { OpenAttemptStream } from '../stream/attempt-stream.ts';
 import type { LeaseTiming } from './lease-keeper.ts';
 import type { PriceFn } from './usage-ledger.ts';
 
@@ -17,6 +18,10 @@ export interface GenerateOptions {
   credentials: CredentialSet;
   signal: AbortSignal;
   onCall: (call: ProviderCallRecord) => void | Promise<void>;
+  /** Deadline from each provider call's request to its first token (the definition's, see lib/jobs/definition.ts). */
+  firstTokenTimeoutMs?: number;
+  /** Opens the sink of one route's call: its text as it arrives (lib/ai/gateway.ts). */
+  openSink?: (route: ModelRoute) => AnswerSink;
 }
 
 export interface EngineDeps {
@@ -35,6 +40,12 @@ export interface EngineDeps {
   /** Identifies this consumer (container) as a lease holder. */
   instanceId: string;
   timing: LeaseTiming;
+  /**
+   * Opens the stream-log segment of an attempt, for job types that stream (definition `streaming`): the attempt
+   * feeds it the previews of the model's output as it is written. Absent: previews go nowhere
+   * (NO_ATTEMPT_STREAM); the job's result is the same either way.
+   */
+  openAttemptStream?: OpenAttemptStream;
   /** Optional observation points on the attempt path; absent in production. */
   checkpoints?: EngineCheckpoints;
 }

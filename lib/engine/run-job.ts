@@ -16,6 +16,7 @@ import { keepLease } from './lease-keeper.ts';
 import { runAttempt, writeUsageBeforeFailing, type AttemptResult } from './attempt.ts';
 import { OutputConflictError, projectResult } from './project.ts';
 import { settleFailure } from './settle.ts';
+import { NO_ATTEMPT_STREAM, type AttemptStream } from '../stream/attempt-stream.ts';
 
 /** Runs one delivery. Never throws for job-level failures; only an infrastructure error escapes (→ redelivery). */
 export async function runJob(message: JobMessage, deps: EngineDeps, control: MessageControl = {}): Promise<RunOutcome> {
@@ -45,26 +46,38 @@ async function execute(p: Prepared, deps: EngineDeps, control: MessageControl, a
     db: deps.db, jobId: job.id, fence, controller, timing: deps.timing, extendVisibility: control.extendVisibility,
     onError: (err) => deps.logger.warn('lease keeper error', { jobId: job.id, error: errorName(err) }),
   });
-  let result: AttemptResult;
+  // Opened once per attempt, under the lease just taken; closed (all previews durable) before the attempt settles.
+  const stream = openStream(p, deps);
+  let attempt: { result: AttemptResult } | { error: unknown };
   try {
-    result = await runAttempt(job, def, controller.signal, deps, p.snapshot);
-    addTokens(result.generated.usage.totalTokens);
+    attempt = { result: await runAttempt(job, def, controller.signal, deps, { snapshot: p.snapshot, stream }) };
   } catch (err) {
-    const reason: unknown = controller.signal.aborted ? controller.signal.reason : err;
+    attempt = { error: err };
+  } finally {
+    clearTimeout(timer);
+    await stream.close();
+    stopLease();
+    control.abandoned?.removeEventListener('abort', abandon);
+  }
+  if ('error' in attempt) {
+    const reason: unknown = controller.signal.aborted ? controller.signal.reason : attempt.error;
     if (reason instanceof LeaseLostError) throw reason;
     // Abandoned by the consumer (a hung call): the platform's failure, settled as infrastructure.
     const failure = reason instanceof DeliveryTimeoutError ? new InfrastructureError(reason.message, { cause: reason }) : asJobFailure(reason);
     return settleFailure(job, def, fence, failure, job.errorCode, deps);
-  } finally {
-    clearTimeout(timer);
-    stopLease();
-    control.abandoned?.removeEventListener('abort', abandon);
   }
+  const { result } = attempt;
+  addTokens(result.generated.usage.totalTokens);
   if (controller.signal.reason instanceof JobCancelledError) {
     await writeUsageBeforeFailing(result.usage, job, deps);
     return settleFailure(job, def, fence, controller.signal.reason, job.errorCode, deps);
   }
   return project(p, result, deps);
+}
+
+/** The attempt's stream segment: the engine's log when it has one and the type streams, else nothing. */
+function openStream({ job, def, fence }: Prepared, deps: EngineDeps): AttemptStream {
+  return def.streaming && deps.openAttemptStream ? deps.openAttemptStream(job, fence) : NO_ATTEMPT_STREAM;
 }
 
 /** PROJECT, and what its refusals mean: a cancel that won settles `cancelled` (the call stays billed). */

@@ -35,7 +35,7 @@ export const feynmanEvaluationOutputSchema = z.object({
 export type FeynmanEvaluationInput = z.output<typeof feynmanEvaluationInputSchema>;
 export type FeynmanEvaluationOutput = z.output<typeof feynmanEvaluationOutputSchema>;
 
-/** The definition: interactive queue, 60 s, one retry, learner text safety-checked. */
+/** The definition: interactive queue, 60 s (15 s to the first token), one retry, learner text safety-checked, feedback streamed. */
 export const feynmanEvaluationJob = defineJob({
   jobType: JOB_TYPE,
   metadata: {
@@ -47,6 +47,8 @@ export const feynmanEvaluationJob = defineJob({
   queue: { queueName: 'interactive', defaultPriority: 10, messageGroup: 'job' },
   execution: {
     timeoutMs: 60_000,
+    // The learner is watching: a provider silent for 15 s is given up for the next route.
+    firstTokenTimeoutMs: 15_000,
     maxRetries: 1,
     retryBackoff: { type: 'exponential', delayMs: 2_000, maxDelayMs: 10_000 },
     cancellable: true,
@@ -55,6 +57,8 @@ export const feynmanEvaluationJob = defineJob({
   ...LEARNER_CONTENT,
   prompt: { key: JOB_TYPE, version: PROMPT_VERSION },
   projector: JOB_TYPE,
+  // The feedback grows as the model writes it; each gap appears once complete. The score waits for the result.
+  streaming: { text: ['feedback'], items: ['gaps'] },
   inputSchema: feynmanEvaluationInputSchema,
   outputSchema: feynmanEvaluationOutputSchema,
 });

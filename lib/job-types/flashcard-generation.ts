@@ -47,7 +47,7 @@ export const flashcardGenerationOutputSchema = z.object({
 export type FlashcardGenerationInput = z.output<typeof flashcardGenerationInputSchema>;
 export type FlashcardGenerationOutput = z.output<typeof flashcardGenerationOutputSchema>;
 
-/** The definition: background queue, 180 s, two retries, source text safety-checked. */
+/** The definition: background queue, 180 s, two retries, source text safety-checked, cards streamed one by one. */
 export const flashcardGenerationJob = defineJob({
   jobType: JOB_TYPE,
   metadata: {
@@ -60,6 +60,8 @@ export const flashcardGenerationJob = defineJob({
   ...BACKGROUND_GENERATION,
   prompt: { key: JOB_TYPE, version: PROMPT_VERSION },
   projector: JOB_TYPE,
+  // Each card appears as soon as the model has written it whole.
+  streaming: { items: ['cards'] },
   inputSchema: flashcardGenerationInputSchema,
   outputSchema: flashcardGenerationOutputSchema,
 });

@@ -53,7 +53,7 @@ export const quizGenerationOutputSchema = z.object({
 export type QuizGenerationInput = z.output<typeof quizGenerationInputSchema>;
 export type QuizGenerationOutput = z.output<typeof quizGenerationOutputSchema>;
 
-/** The definition: background queue, 180 s, two retries, source text safety-checked. */
+/** The definition: background queue, 180 s, two retries, source text safety-checked, questions streamed one by one. */
 export const quizGenerationJob = defineJob({
   jobType: JOB_TYPE,
   metadata: {
@@ -66,6 +66,8 @@ export const quizGenerationJob = defineJob({
   ...BACKGROUND_GENERATION,
   prompt: { key: JOB_TYPE, version: PROMPT_VERSION },
   projector: JOB_TYPE,
+  // Each question appears as soon as the model has written it whole.
+  streaming: { items: ['questions'] },
   inputSchema: quizGenerationInputSchema,
   outputSchema: quizGenerationOutputSchema,
 });

@@ -72,8 +72,8 @@ export const syntheticProjector: ResultProjector<SyntheticJobOutput> = {
   },
 };
 
-/** The mock provider's markers (`[scenario:…]`, `[sleep:…]`, lib/dev/mock-ai-server.ts): not part of the prompt. */
-const MOCK_MARKER = /\[(?:scenario|sleep):[^\]]*\]/g;
+/** The mock provider's markers (`[scenario:…]`, `[sleep:…]`, `[tps:…]`, `[first_token:…]`, lib/dev/mock-markers.ts): not part of the prompt. */
+const MOCK_MARKER = /\[(?:scenario|sleep|tps|first_token):[^\]]*\]/g;
 
 /**
  * The mock provider's answer to a synthetic prompt, the same as the mock server's default answer:

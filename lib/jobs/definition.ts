@@ -7,6 +7,7 @@
 import * as z from 'zod';
 import type { CredentialMode } from '../db/generated/enums.ts';
 import { InputValidationError, toIssueDetails } from './errors.ts';
+import { resolveStreamingPlan, streamingSpecSchema, type StreamingPlan } from './streaming-spec.ts';
 
 /** `jobType` syntax: lower snake case, 2–64 characters (fits `AiJob.jobType`). */
 export const JOB_TYPE_PATTERN = /^[a-z][a-z0-9_]{1,63}$/;
@@ -19,6 +20,14 @@ export type QueueName = (typeof QUEUE_NAMES)[number];
 export const CREDENTIAL_MODES = ['platform_key', 'user_deepseek_key'] as const satisfies readonly CredentialMode[];
 
 export const JOB_DOMAINS = ['analysis', 'generation', 'import', 'maintenance'] as const;
+
+/**
+ * First-token deadline of a job type that does not set `execution.firstTokenTimeoutMs`: how long one provider
+ * call may go without sending a token of its answer before the gateway gives up on it (and falls back to the
+ * next route). Generous for a standard model, which starts within seconds; a job's own `timeoutMs` still bounds
+ * the whole attempt, so the earlier of the two wins.
+ */
+export const DEFAULT_FIRST_TOKEN_TIMEOUT_MS = 30_000;
 
 /** Snapshot retention of a job type that does not set `retention.snapshotDays`. */
 export const DEFAULT_SNAPSHOT_DAYS = 30;
@@ -87,12 +96,21 @@ export const jobDefinitionSchema = z.strictObject({
   }),
   execution: z.strictObject({
     timeoutMs: z.number().int().min(DEFINITION_LIMITS.minTimeoutMs).max(DEFINITION_LIMITS.maxTimeoutMs),
+    /**
+     * Deadline from each provider call's request to the first token of its answer (default
+     * {@link DEFAULT_FIRST_TOKEN_TIMEOUT_MS}); at most `timeoutMs`. Passing it is PROVIDER_TIMEOUT
+     * (ProviderFirstTokenTimeoutError): retryable, and the gateway falls back to the next route first.
+     */
+    firstTokenTimeoutMs: z.number().int().min(DEFINITION_LIMITS.minTimeoutMs).max(DEFINITION_LIMITS.maxTimeoutMs).optional(),
     /** Retries after the first attempt; see {@link maxAttemptsOf}. */
     maxRetries: z.number().int().min(0).max(DEFINITION_LIMITS.maxRetries),
     retryBackoff: retryBackoffSchema,
     cancellable: z.boolean(),
     /** What a timeout does: fail the job, or count as a retryable failure (ADR-003 §5.2). */
     abortStrategy: z.enum(['fail', 'retry']),
+  }).refine((e) => e.firstTokenTimeoutMs === undefined || e.firstTokenTimeoutMs <= e.timeoutMs, {
+    message: 'firstTokenTimeoutMs must not exceed timeoutMs',
+    path: ['firstTokenTimeoutMs'],
   }),
   input: z.strictObject({ schemaVersion: versionTag }),
   output: z.strictObject({ schemaVersion: versionTag }),
@@ -110,6 +128,11 @@ export const jobDefinitionSchema = z.strictObject({
     maxActiveJobsPerUser: positiveInt,
     dailyQuotaPerUser: positiveInt,
   }),
+  /**
+   * What the job previews while the model writes (./streaming-spec.ts): `text` fields grow, `items` fields'
+   * elements appear one by one. Absent: nothing streams, and the job's watchers see its status only.
+   */
+  streaming: streamingSpecSchema.optional(),
   /** What the retention run (lib/maintenance/retention.ts) deletes, and when (docs/data-at-scale.md). */
   retention: z.strictObject({
     /** Days a job's snapshot (learner text) is kept after creation: its `expiresAt` (ADR-003 §8.4). */
@@ -121,11 +144,23 @@ export const jobDefinitionSchema = z.strictObject({
 
 const zodSchemaRef = z.custom<z.ZodType>((value) => value instanceof z.ZodType, 'must be a zod schema');
 
-/** {@link jobDefinitionSchema} plus the input and output schemas: what the registry parses. */
-export const registrableJobDefinitionSchema = jobDefinitionSchema.extend({
-  inputSchema: zodSchemaRef,
-  outputSchema: zodSchemaRef,
-});
+/**
+ * {@link jobDefinitionSchema} plus the input and output schemas: what the registry parses. The `streaming` spec is
+ * checked against the output schema here (its fields must exist with the right kind).
+ */
+export const registrableJobDefinitionSchema = jobDefinitionSchema
+  .extend({
+    inputSchema: zodSchemaRef,
+    outputSchema: zodSchemaRef,
+  })
+  .superRefine((def, ctx) => {
+    // Only a well-formed spec against a zod output schema (the fields' own errors are reported already).
+    if (!def.streaming || !(def.outputSchema instanceof z.ZodType) || !streamingSpecSchema.safeParse(def.streaming).success) return;
+    const resolved = resolveStreamingPlan(def.streaming, def.outputSchema);
+    if ('problems' in resolved) {
+      for (const message of resolved.problems) ctx.addIssue({ code: 'custom', message, path: ['streaming'] });
+    }
+  });
 
 /** The validated data part, defaults applied. */
 export type JobDefinitionMetadata = z.output<typeof jobDefinitionSchema>;
@@ -148,6 +183,21 @@ export type JobDefinition<I = unknown, O = unknown> = JobDefinitionMetadata & Jo
  */
 export function defineJob<I, O>(spec: JobDefinitionSpec<I, O>): JobDefinitionSpec<I, O> {
   return spec;
+}
+
+/** The first-token deadline of one provider call of this type (see `execution.firstTokenTimeoutMs`). */
+export function firstTokenTimeoutOf(def: Pick<JobDefinitionMetadata, 'execution'>): number {
+  return def.execution.firstTokenTimeoutMs ?? DEFAULT_FIRST_TOKEN_TIMEOUT_MS;
+}
+
+/**
+ * What a registered definition previews while the model writes, resolved against its output schema; undefined
+ * when it streams nothing. Registration already checked the spec, so this never fails for a registered type.
+ */
+export function streamingPlanOf(def: Pick<JobDefinition, 'streaming' | 'outputSchema'>): StreamingPlan | undefined {
+  if (!def.streaming) return undefined;
+  const resolved = resolveStreamingPlan(def.streaming, def.outputSchema);
+  return 'plan' in resolved ? resolved.plan : undefined;
 }
 
 /** Attempts a job of this type may make: the first one plus `maxRetries` (stored as `AiJob.maxAttempts`). */

@@ -48,6 +48,22 @@ export class ProviderUnavailableError extends JobFailure {
   readonly publicMessage = 'The AI provider is unavailable';
 }
 
+/**
+ * The provider sent no token of its answer within the job type's first-token deadline
+ * (`execution.firstTokenTimeoutMs`, lib/jobs/definition.ts), its total deadline not yet passed. A provider
+ * timeout like any other (same code, retryable, fallback-eligible): nothing of the answer exists yet, so the
+ * next route starts clean, and a slow provider is no reason to fail the job.
+ */
+export class ProviderFirstTokenTimeoutError extends ProviderTimeoutError {}
+
+/**
+ * The provider's stream ended before the answer was complete: the connection was cut mid-answer, or the stream
+ * closed without a finish reason. The provider failed, not the model's output: retryable and fallback-eligible
+ * like any unavailable provider (the gateway falls back only while nothing of the call was shown, see
+ * lib/ai/gateway.ts), and never SCHEMA_VALIDATION, whose retry would tell the model its answer was malformed.
+ */
+export class ProviderStreamCutError extends ProviderUnavailableError {}
+
 /** The model's output was not JSON or broke the output schema; the retry tells the model what was wrong. */
 export class SchemaValidationError extends JobFailure {
   readonly code = 'SCHEMA_VALIDATION';

@@ -13,7 +13,8 @@
  * 2. Secret-shaped text inside any string, replaced in place: `sk-…` API keys (OpenAI, DeepSeek), JWTs,
  *    `Bearer <token>` (the scheme word is kept), AWS access key ids (`AKIA…`, `ASIA…`).
  *
- * Changing these rules changes what is stored: bump {@link REDACTION_VERSION} so old snapshots can be told apart.
+ * Changing these rules changes what is stored: bump {@link REDACTION_VERSION} so old snapshots can be told apart,
+ * and keep {@link redactionSafePrefixLength} (what streamed text may show before the rest is known) true to them.
  */
 import { isPlainObject } from './canonical-json.ts';
 import { CanonicalJsonError, SnapshotLimitError, formatPath } from './errors.ts';
@@ -93,6 +94,38 @@ export function redactText(text: string): string {
   let out = text;
   for (const { pattern, replacement } of SECRET_PATTERNS) out = out.replace(pattern, replacement);
   return out;
+}
+
+/**
+ * Characters a rule-2 match can be made of, besides the whitespace between `Bearer` and its token: the token
+ * alphabets of the patterns above, together.
+ */
+const SECRET_SHAPE_CHAR = /[A-Za-z0-9._~+/=-]/;
+const BEARER_BEFORE_SPACE = /\bbearer\s*$/i;
+
+/**
+ * The length of the longest prefix of `text` that {@link redactText} treats the same whatever text follows:
+ * for every continuation `more`, `redactText(text.slice(0, n)) + redactText(text.slice(n) + more)` equals
+ * `redactText(text + more)`. Used by streamed previews (./text-redaction-stream.ts) to show text before the
+ * rest of it exists without ever showing part of a secret.
+ *
+ * Why it holds: the prefix ends right after a character that no rule-2 match can contain, whatever comes next —
+ * one outside {@link SECRET_SHAPE_CHAR} that is not whitespace (`"`, `,`, `!`, …), or whitespace that does not
+ * follow the word `bearer` (the only pattern with whitespace inside). No match crosses such a character, and
+ * being a non-word character it gives `\b` the same answer as the end (or start) of a string, so each side
+ * redacts alike on its own. 0 when there is no such character; then nothing can be shown yet.
+ *
+ * `from`: only positions from there on are looked at (a caller that already knows `text.slice(0, from)` has no
+ * such character passes its length: whether a position qualifies depends only on the text before it).
+ */
+export function redactionSafePrefixLength(text: string, from = 0): number {
+  for (let i = text.length - 1; i >= from; i -= 1) {
+    const c = text[i]!;
+    if (SECRET_SHAPE_CHAR.test(c)) continue;
+    if (/\s/.test(c) && BEARER_BEFORE_SPACE.test(text.slice(0, i))) continue;
+    return i + 1;
+  }
+  return 0;
 }
 
 /** `apiKey` → `api key`, `X-API-Key` → `x api key`, `ACCESS_TOKEN` → `access token`. */

@@ -115,3 +115,60 @@ describe('generate', () => {
     expect(await rejectionOf(out)).toBe(ledgerDown);
   });
 });
+
+describe('generate, streaming', () => {
+  /** A sink that records what it got and counts as shown from its `showAfter`-th write on. */
+  function sinks(showAfter = Number.POSITIVE_INFINITY) {
+    const opened: { route: string; text: string[]; shown: boolean }[] = [];
+    const openSink = (route: { provider: string }) => {
+      const sink = { route: route.provider, text: [] as string[], shown: false };
+      opened.push(sink);
+      return {
+        write: (delta: string) => {
+          sink.text.push(delta);
+          if (sink.text.length >= showAfter) sink.shown = true;
+        },
+        get shown() {
+          return sink.shown;
+        },
+      };
+    };
+    return { opened, openSink };
+  }
+  const streamed = (text: string, openSink: ReturnType<typeof sinks>['openSink'], extra: { firstTokenTimeoutMs?: number } = {}) => {
+    const records: ProviderCallRecord[] = [];
+    const result = generate(chat(text), { tier: 'fast', credentials: bothKeys, signal: new AbortController().signal, onCall: (r) => void records.push(r), openSink, ...extra }, { router });
+    return { result, records };
+  };
+
+  it("gives each route's call its own sink and falls back while the failed call had shown nothing", async () => {
+    primary.setScenario('rate_limit_mid:3');
+    const { opened, openSink } = sinks();
+    const { result, records } = streamed('hello', openSink);
+    const out = await result;
+    expect(out.route.provider).toBe('secondary');
+    expect(opened.map((s) => [s.route, s.text.length])).toEqual([['primary', 3], ['secondary', expect.any(Number)]]);
+    expect(opened[1]!.text.join('')).toBe(out.content);
+    expect(records.map((r) => r.errorCode)).toEqual(['PROVIDER_RATE_LIMITED', undefined]);
+  });
+
+  it('does not fall back once the failed call had shown something: the failure ends the attempt', async () => {
+    primary.setScenario('cut:5');
+    const { opened, openSink } = sinks(2);
+    const { result, records } = streamed('hello', openSink);
+    expect(await rejectionOf(result)).toMatchObject({ code: 'PROVIDER_UNAVAILABLE', fallbackEligible: true });
+    expect(opened.map((s) => s.route)).toEqual(['primary']);
+    expect(records).toHaveLength(1);
+    expect(secondary.requests).toHaveLength(0);
+  });
+
+  it('passes the first-token deadline to every call and falls back from a provider that sends no token', async () => {
+    primary.setScenario('hang');
+    const { opened, openSink } = sinks();
+    const { result, records } = streamed('hello', openSink, { firstTokenTimeoutMs: 300 });
+    const out = await result;
+    expect(out.route.provider).toBe('secondary');
+    expect(records.map((r) => r.errorCode)).toEqual(['PROVIDER_TIMEOUT', undefined]);
+    expect(opened[1]!.text.join('')).toBe(out.content);
+  });
+});

@@ -52,6 +52,7 @@ export interface HarnessOptions {
 export interface EngineHarness {
   mock: MockAiServer;
   primary?: MockAiServer;
+  deepseek?: MockAiServer;
   sqs: SQSClient;
   queues: Record<QueueName, CreatedJobQueue>;
   engine: EngineDeps;
@@ -106,7 +107,7 @@ export async function startEngineHarness(opts: HarnessOptions = {}): Promise<Eng
   };
 
   return {
-    mock, primary, sqs, queues, engine, dispatcher, deliver,
+    mock, primary, deepseek, sqs, queues, engine, dispatcher, deliver,
     create: async (req) => (await createJob(
       { userId: 'user-1', jobType: 'synthetic_job', triggerType: 'user', targetType: 'test', targetId: 't-1', ...req },
       { dispatcher, registry: opts.registry ?? jobRegistry },

@@ -5,7 +5,14 @@ import * as z from 'zod';
 import { EngineError } from '../../lib/errors.ts';
 import { jobDefinitions } from '../../lib/job-types/index.ts';
 import { syntheticJob, type SyntheticJobInput } from '../../lib/job-types/synthetic-job.ts';
-import { maxAttemptsOf, parseJobInput, type JobDefinitionSpec } from '../../lib/jobs/definition.ts';
+import {
+  DEFAULT_FIRST_TOKEN_TIMEOUT_MS,
+  firstTokenTimeoutOf,
+  maxAttemptsOf,
+  parseJobInput,
+  streamingPlanOf,
+  type JobDefinitionSpec,
+} from '../../lib/jobs/definition.ts';
 import {
   DuplicateJobDefinitionError,
   InputValidationError,
@@ -145,6 +152,15 @@ describe('JobDefinitionRegistry.register', () => {
     ['missing metadata', (s) => delete s.metadata, 'metadata'],
     ['an input schema that is not zod', (s) => (s.inputSchema = { parse: () => ({}) }), 'inputSchema'],
     ['a missing output schema', (s) => delete s.outputSchema, 'outputSchema'],
+    ['a first-token deadline over timeoutMs', (s) => (s.execution.firstTokenTimeoutMs = 60_001), 'execution.firstTokenTimeoutMs'],
+    ['a first-token deadline under 1 s', (s) => (s.execution.firstTokenTimeoutMs = 999), 'execution.firstTokenTimeoutMs'],
+    ['a streamed field the output does not have', (s) => (s.streaming = { text: ['feedback'] }), 'streaming'],
+    ['a streamed text field that is not a string', (s) => ((s.outputSchema = z.object({ summary: z.number() })), (s.streaming = { text: ['summary'] })), 'streaming'],
+    ['streamed items of a field that is not an array', (s) => (s.streaming = { items: ['summary'] }), 'streaming'],
+    ['a streaming spec that names no field', (s) => (s.streaming = {}), 'streaming'],
+    ['a field streamed twice', (s) => (s.streaming = { text: ['summary'], items: ['summary'] }), 'streaming'],
+    ['a streamed field that is a path', (s) => (s.streaming = { text: ['summary.text'] }), 'streaming.text[0]'],
+    ['streamed text fields that are not a list', (s) => (s.streaming = { text: 'summary' }), 'streaming.text'],
   ];
 
   it.each(invalid)('rejects %s with a typed error naming the field', (_, mutate, expected) => {
@@ -155,6 +171,23 @@ describe('JobDefinitionRegistry.register', () => {
     expect(err.paths).toEqual(paths);
     for (const path of paths) expect(err.message).toContain(path || '(root)');
     expect(err.retryable).toBe(false);
+  });
+
+  it('defaults the first-token deadline, takes one up to timeoutMs, and resolves what a type streams against its output schema', () => {
+    const plain = new JobDefinitionRegistry().register(makeSpec());
+    expect(firstTokenTimeoutOf(plain)).toBe(DEFAULT_FIRST_TOKEN_TIMEOUT_MS);
+    expect(streamingPlanOf(plain)).toBeUndefined();
+    const streaming = new JobDefinitionRegistry().register(brokenSpec((s) => {
+      s.execution.firstTokenTimeoutMs = 60_000;
+      s.outputSchema = z.object({ summary: z.string().optional(), points: z.array(z.object({ p: z.string() })).default([]) });
+      s.streaming = { text: ['summary'], items: ['points'] };
+    }));
+    expect(firstTokenTimeoutOf(streaming)).toBe(60_000);
+    const plan = streamingPlanOf(streaming)!;
+    expect(plan.text).toEqual(['summary']);
+    expect(plan.items.map((i) => i.field)).toEqual(['points']);
+    expect(plan.items[0]!.element.safeParse({ p: 'x' }).success).toBe(true);
+    expect(Object.isFrozen(streaming.streaming)).toBe(true);
   });
 
   it('lists every problem of a definition at once and registers nothing', () => {
