@@ -44,6 +44,11 @@ describe('load', () => {
     expect(artifacts).toHaveLength(200);
     expect(await db.quizQuestion.count({ where: { jobId: { in: ids } } })).toBe(67 * 2);
     expect(events).toBe(200);
+    // A job that needed a second attempt names why, so a failure here says what the first attempt met.
+    const retried = await db.aiJobTransition.findMany({
+      where: { jobId: { in: ids }, errorCode: { not: null } }, select: { jobId: true, errorCode: true, reason: true },
+    });
+    expect(retried).toEqual([]);
     expect(await db.aiJob.count({ where: { id: { in: ids }, attemptCount: 1 } })).toBe(200);
   }, 120_000);
 });

@@ -5,8 +5,8 @@
  * body are documented for the route (JSON Schema, ajv), no 5xx but a documented 503, no stack, SQL, file path
  * or other user's job in it, and admin routes succeed for the admin only. Then a normal job still succeeds.
  * Reproduce a failure with PROPERTY_SEED=<seed printed by fast-check>; PROPERTY_RUNS changes the batch count (500
- * batches of 12: 6,000 requests, ~6 s alone). On a loaded machine generation stops after PROPERTY_BUDGET_MS; the run
- * fails if fewer than 3,000 requests were sent by then, and the printed count says how many ran.
+ * batches of 12: 6,000 requests, ~16 s alone). Every batch runs whatever the machine's load: a slow machine makes the
+ * run longer, never smaller.
  */
 import { readFileSync } from 'node:fs';
 import http from 'node:http';
@@ -35,10 +35,6 @@ const OPS: Op[] = Object.entries(DOC.paths).flatMap(([path, methods]) =>
 const OP_BY_ID = new Map(OPS.map((o) => [o.op.operationId, o]));
 const SEED = Number(process.env.PROPERTY_SEED ?? 20261201);
 const RUNS = Number(process.env.PROPERTY_RUNS ?? 500);
-/** The fewest requests a run must send (issue 14: a few thousand per run); the default runs send 6,000. */
-const MIN_REQUESTS = Math.min(3_000, RUNS * 12);
-/** A shared machine under load may be 10× slower: stop generating past this budget (the run fails only under MIN_REQUESTS). */
-const TIME_BUDGET_MS = Number(process.env.PROPERTY_BUDGET_MS ?? 45_000);
 const BATCH = 12;
 
 const ajv = new Ajv2020({ strict: false, validateFormats: false, allErrors: false });
@@ -203,16 +199,17 @@ describe('every route, generated requests', () => {
         const failures = (await Promise.all(reqs.map(check))).filter((f) => f !== undefined);
         if (failures.length > 0) throw new Error(failures.join('\n'));
       }),
-      { seed: SEED, numRuns: RUNS, endOnFailure: true, interruptAfterTimeLimit: TIME_BUDGET_MS, markInterruptAsFailure: false },
+      // Every run, however slow the machine: a run is a fixed amount of work, never a time budget.
+      { seed: SEED, numRuns: RUNS, endOnFailure: true },
     );
     const total = [...counts.values()].reduce((a, b) => a + b, 0);
     console.info(`property suite: ${total} requests, seed ${SEED}; per route: ${JSON.stringify(Object.fromEntries([...counts].sort()))}`);
-    expect(total, `only ${total} requests ran within ${TIME_BUDGET_MS} ms`).toBeGreaterThanOrEqual(MIN_REQUESTS);
+    expect(total).toBe(RUNS * BATCH);
     for (const op of OPS) expect(counts.get(op.op.operationId) ?? 0, op.op.operationId).toBeGreaterThan(5);
     // A user the storm never touched (the storm's users may be at their active-job limit or daily quota).
     const carol = await e.token('carol');
     const created = await e.api('POST', '/api/ai/feynman-evaluations', { token: carol, body: { concept: 'Gravity', explanation: 'Mass attracts mass.' } });
     expect(created.status).toBe(202);
     expect((await e.waitForTerminal(created.body.jobId, carol)).lifecycleStatus).toBe('succeeded');
-  }, 180_000);
+  }, 600_000);
 });
