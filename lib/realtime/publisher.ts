@@ -162,8 +162,7 @@ export class HttpStreamPublisher implements StreamPublisher {
       .catch(() => undefined)
       .finally(() => {
         clearTimeout(timer);
-        this.running.delete(item);
-        this.busyChannels.delete(item.channel);
+        if (this.running.delete(item)) this.busyChannels.delete(item.channel);
         this.pump();
       });
   }
@@ -208,6 +207,8 @@ export class HttpStreamPublisher implements StreamPublisher {
     for (const item of [...this.running, ...waiting]) {
       item.abandoned = true;
       item.controller?.abort();
+      this.running.delete(item);
+      this.busyChannels.delete(item.channel);
       this.drop({ kind: 'dropped', jobId: item.jobId, reason: 'flush-timeout', count: 1 });
     }
   }
