@@ -4,6 +4,7 @@
  * goes away and comes back (telling the reader to backfill each time), and closes a connection whose keep-alive
  * stopped.
  */
+import { buildSync } from 'esbuild';
 import { WebSocketServer } from 'ws';
 import { afterEach, describe, expect, it } from 'vitest';
 import { createRealtimeClient, type RealtimeClient, type RealtimeError } from '../../lib/client/realtime-client.ts';
@@ -164,6 +165,15 @@ describe('realtime client', () => {
     const closed = waitUntil(() => t.hub.stats().connections === 0);
     const timer = setInterval(closed.tick, 10);
     await closed.promise.finally(() => clearInterval(timer));
+  });
+
+  it('bundles for the browser: no Node-only import in the client or the channel helpers', () => {
+    const out = buildSync({
+      entryPoints: ['lib/client/realtime-client.ts', 'lib/realtime/channel.ts'], bundle: true, platform: 'browser', format: 'esm',
+      write: false, outdir: 'out', logLevel: 'silent',
+    });
+    expect(out.errors).toEqual([]);
+    for (const file of out.outputFiles) expect(file.text).not.toMatch(/from ["']node:|require\(["']node:/);
   });
 
   it('backs off exponentially with jitter, capped', () => {
