@@ -41,6 +41,9 @@ export function onSubscribe(ctx) {
 `;
   const out = buildSync({
     stdin: { contents: entry, loader: 'js', sourcefile: 'jobs-namespace-handler.js', resolveDir: fileURLToPath(new URL('.', import.meta.url)) },
+    // Paths in the bundle's comments relative to the repository, whatever the working directory: the same code,
+    // so no spurious namespace update, from every machine.
+    absWorkingDir: fileURLToPath(new URL('..', import.meta.url)),
     bundle: true, format: 'esm', platform: 'neutral', target: 'es2020', external: ['@aws-appsync/utils'],
     write: false, minify: false, legalComments: 'none', logLevel: 'silent',
   });

@@ -8,6 +8,7 @@
  */
 import ts from 'typescript';
 import { describe, expect, it } from 'vitest';
+import { PROJECT_ROOT } from '../../infra/bundling.ts';
 import { MAX_HANDLER_CODE_CHARS, jobsNamespaceHandlerCode } from '../../infra/realtime-handler.ts';
 import { channelSegments, ownerChannels } from '../../lib/realtime/channel.ts';
 import { ownerSegmentOfSubjectSync, utf8Base64 } from '../../lib/realtime/server-channel.ts';
@@ -57,6 +58,7 @@ describe('the deployed onSubscribe handler code', () => {
     expect(code.match(/^export .*$/gm)).toEqual(['export function onSubscribe(ctx) {']);
     expect(code.length).toBeLessThan(MAX_HANDLER_CODE_CHARS);
     expect(code).toContain(JSON.stringify(POLICY.adminClaim));
+    expect(code).not.toContain(PROJECT_ROOT); // the same code from every checkout: no spurious namespace updates
   });
 
   class Unauthorized extends Error {}
