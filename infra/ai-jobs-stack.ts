@@ -6,7 +6,9 @@
  *   SQS FIFO interactive ─▶ ConsumerInteractive ┤
  *   SQS FIFO background  ─▶ ConsumerBackground ─┘   Dispatcher ─▶ SQS queues, EventBridge bus (domain events)
  *
- * plus the admin console (S3 + CloudFront, the admin API on its origin: infra/console.ts), the KMS key for user credentials, the platform provider secret, the migration trigger and the alarms.
+ * plus the admin console (S3 + CloudFront, the admin API on its origin: infra/console.ts), realtime push (AppSync
+ * Events: infra/realtime.ts), the KMS key for user credentials, the platform provider secret, the migration trigger
+ * and the alarms.
  * The stack has no `env`: it synthesizes offline, without context lookups, and deploys to whatever account
  * and region the CLI's credentials name.
  */
@@ -30,6 +32,7 @@ import { AdminConsole } from './console.ts';
 import { DataLayer } from './data-layer.ts';
 import { JobsHttpApi } from './http-api.ts';
 import { JobQueues } from './job-queues.ts';
+import { JobsRealtime } from './realtime.ts';
 import { deployTimeMigrations, migrationsHash } from './migrations.ts';
 
 export interface AiJobsStackProps extends StackProps {
@@ -40,6 +43,8 @@ export class AiJobsStack extends Stack {
   readonly functions: AppFunctions;
   /** Absent on LocalStack (see `target` in infra/config.ts). */
   readonly data: DataLayer | undefined;
+  /** Absent on LocalStack (AppSync is not in its free tier: readers long-poll there). */
+  readonly realtime: JobsRealtime | undefined;
 
   constructor(scope: Construct, id: string, props: AiJobsStackProps) {
     super(scope, id, props);
@@ -72,6 +77,9 @@ export class AiJobsStack extends Stack {
       logRetention: retentionOf(config.logRetentionDays), production: config.production,
     });
 
+    // Every function that moves a job writes its stream's status entries, so publishes them.
+    const publishers = [apiUser, apiAdmin, consumers.interactive, consumers.background, dispatcher, reaper];
+    this.realtime = config.target === 'aws' ? new JobsRealtime(this, 'Realtime', { config, publishers }) : undefined;
     // LocalStack's free tier has no API Gateway v2: there the local runtime serves the API (docs/deploy.md).
     if (config.target === 'aws') {
       const http = new JobsHttpApi(this, 'Http', { config, userFunction: apiUser, adminFunction: apiAdmin });
@@ -86,6 +94,7 @@ export class AiJobsStack extends Stack {
       queues,
       functions: { ...Object.fromEntries(served.map((fn) => [fn.node.id, fn])), Migrate: migrate },
       ...(this.data ? { database: { cluster: this.data.cluster, proxyName: this.data.proxyName } } : {}),
+      ...(this.realtime ? { realtimeApiId: this.realtime.api.apiId } : {}),
       consumers: {
         interactive: { fn: consumers.interactive, timeoutSeconds: config.consumers.interactive.timeoutSeconds },
         background: { fn: consumers.background, timeoutSeconds: config.consumers.background.timeoutSeconds },

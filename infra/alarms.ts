@@ -5,7 +5,8 @@
  * - the outbox backlog the dispatcher reports (`AiJobs/OutboxBacklog`, service `outbox-dispatcher`) stays high;
  * - any function reports errors, or is throttled;
  * - database and consumers (./database-alarms.ts): Aurora ACU use, proxy connections and pinned sessions,
- *   the share of jobs that fail, consumer durations close to their timeout.
+ *   the share of jobs that fail, consumer durations close to their timeout;
+ * - realtime push (./realtime-alarms.ts): the Event API's publish errors, and pushes the publisher lost.
  *
  * The topic refuses non-TLS publishing (`enforceSSL`, a Deny) and allows CloudWatch alarms of this account
  * to publish: a topic policy with only the Deny would drop every alarm notification.
@@ -21,6 +22,7 @@ import { Construct } from 'constructs';
 import { JOB_QUEUE_NAMES, type QueueName } from '../lib/queue/queue-definitions.ts';
 import type { JobQueues } from './job-queues.ts';
 import { consumerAlarms, databaseAlarms, type ConsumerAlarmTarget, type DatabaseAlarmTargets } from './database-alarms.ts';
+import { realtimeAlarms } from './realtime-alarms.ts';
 
 /** Oldest-message age that means a queue is not being drained. */
 export const OLDEST_MESSAGE_AGE_THRESHOLD_SECONDS: Readonly<Record<QueueName, number>> = { interactive: 300, background: 1800 };
@@ -37,6 +39,8 @@ export interface AlarmsProps {
   /** Absent on LocalStack (no Aurora or proxy there). */
   database?: DatabaseAlarmTargets;
   consumers: Record<QueueName, ConsumerAlarmTarget>;
+  /** The Event API's id; absent where the stage has no realtime push (LocalStack). */
+  realtimeApiId?: string;
 }
 
 /** Options of one alarm; the comparison defaults to "greater than", one period, missing data not breaching. */
@@ -64,6 +68,7 @@ export class JobAlarms extends Construct {
     const add: AddAlarm = (id, metric, options) => this.alarm(id, metric, options);
     if (props.database) databaseAlarms(add, props.database);
     consumerAlarms(add, props.consumers);
+    if (props.realtimeApiId) realtimeAlarms(add, props.realtimeApiId);
   }
 
   private queueAlarms(queues: JobQueues, queue: QueueName): void {

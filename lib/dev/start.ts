@@ -3,7 +3,8 @@
  * console/ changed). Prints the console's URL and `listening on http://127.0.0.1:<port>` when ready;
  * Ctrl-C shuts down cleanly.
  *
- * Env: DATABASE_URL (default mysql://root@127.0.0.1:3306/ai_jobs), PORT (3000), SQS_PORT (free),
+ * Env: DATABASE_URL (default mysql://root@127.0.0.1:3306/ai_jobs), PORT (3000), REALTIME_PORT (PORT + 1: the
+ * realtime hub, AppSync Events' protocol on loopback), SQS_PORT (free),
  * the mock provider's MOCK_AI_* settings (./mock-ai-env.ts: latency, failure rate, scenario, streaming pace),
  * DEEPSEEK_API_KEY or OPENAI_COMPAT_BASE_URL + OPENAI_COMPAT_API_KEY (+ OPENAI_COMPAT_MODEL) for a real provider.
  */
@@ -22,6 +23,7 @@ try {
   const runtime = await startLocalRuntime({
     databaseUrl,
     port: number('PORT') ?? 3000,
+    realtimePort: number('REALTIME_PORT') ?? (number('PORT') ?? 3000) + 1,
     sqsPort: number('SQS_PORT'),
     mockAi: mockAiServerOptionsFromEnv(env),
   });

@@ -25,6 +25,8 @@ import { LOCAL_EVENT_BUS, startLocalAws, type LocalAws } from './local-aws.ts';
 import { recoverOpenJobs } from './boot-recovery.ts';
 import { logEventRoute } from './log-event-route.ts';
 import { startBackgroundWork, type BackgroundWork } from './background-work.ts';
+import { startLocalRealtime } from './local-realtime.ts';
+import type { RealtimeHub } from './realtime-hub.ts';
 import { jobRegistry } from '../../jobs/registry.ts';
 
 export { DEFAULT_JWT_KEY_FILE, LOCAL_TOKEN_AUDIENCE };
@@ -53,6 +55,8 @@ export interface LocalRuntimeOptions {
   maintenanceIntervalMs?: number;
   /** The built admin console served at /console/ (default console/dist). */
   consoleDistDir?: string;
+  /** The realtime hub's port (0: a free one); `false`: no hub, and publishers stay off (readers long-poll). */
+  realtimePort?: number | false;
   log?: (line: string) => void;
 }
 
@@ -68,6 +72,8 @@ export interface LocalRuntime {
   audience: TokenAudience;
   aws: LocalAws;
   mock?: MockAiServer;
+  /** The local AppSync Events stand-in (absent with `realtimePort: false`). */
+  realtime?: Pick<RealtimeHub, 'httpEndpoint' | 'realtimeUrl'>;
   /** Stops taking requests and messages, lets in-flight jobs finish (bounded), closes everything. */
   stop(): Promise<void>;
 }
@@ -92,6 +98,14 @@ export async function startLocalRuntime(o: LocalRuntimeOptions): Promise<LocalRu
   if (mock) env.MOCK_AI_BASE_URL = mock.url;
   log(`AI provider: ${mock ? `mock at ${mock.url}` : o.mockAiUrl ? `mock at ${o.mockAiUrl}` : 'configured real provider'}`);
 
+  const jwtKey = o.jwtKey ?? (await loadOrCreateLocalJwtKey(DEFAULT_JWT_KEY_FILE));
+  const oidc = localOidcFromEnv(env);
+  // Before any publisher exists (the consumer thread reads the environment when it starts).
+  const realtime = o.realtimePort === false ? undefined : await startLocalRealtime(env, {
+    port: o.realtimePort ?? 0, host: o.host ?? '127.0.0.1', jwtKey, audience: LOCAL_TOKEN_AUDIENCE, ...(oidc ? { oidc } : {}),
+  });
+  if (realtime) log(`realtime push (AppSync Events protocol): ${realtime.realtimeUrl} (publish: ${realtime.httpEndpoint})`);
+
   const dispatcher = localDispatcher(aws, log);
   // Handlers are imported after the environment is complete: they read it when first used.
   const [{ handler: userHandler }, { handler: adminHandler }] = await Promise.all([
@@ -106,8 +120,6 @@ export async function startLocalRuntime(o: LocalRuntimeOptions): Promise<LocalRu
     consumerThread: o.timing ? { timing: o.timing } : {},
   });
 
-  const jwtKey = o.jwtKey ?? (await loadOrCreateLocalJwtKey(DEFAULT_JWT_KEY_FILE));
-  const oidc = localOidcFromEnv(env);
   if (oidc) log(`console sign-in: OIDC at ${oidc.issuer} (client ${oidc.clientId}); its tokens are trusted too (LOCAL_OIDC_ISSUER)`);
   const localRoutes = createConsoleRoutes({
     distDir: o.consoleDistDir ?? DEFAULT_CONSOLE_DIST, jwtKey, audience: LOCAL_TOKEN_AUDIENCE, ...(oidc ? { oidc: { issuer: oidc.issuer, clientId: oidc.clientId } } : {}),
@@ -119,10 +131,12 @@ export async function startLocalRuntime(o: LocalRuntimeOptions): Promise<LocalRu
   const port = await listen(server, o.port, o.host ?? '127.0.0.1');
   return {
     url: `http://127.0.0.1:${port}`, consoleUrl: `http://127.0.0.1:${port}${CONSOLE_PATH}`, port, jwtKey, audience: LOCAL_TOKEN_AUDIENCE, aws, ...(mock ? { mock } : {}),
+    ...(realtime ? { realtime: { httpEndpoint: realtime.httpEndpoint, realtimeUrl: realtime.realtimeUrl } } : {}),
     stop: async () => {
       await new Promise<void>((resolve) => server.close(() => resolve()));
       server.closeAllConnections?.();
       await work.stop();
+      await realtime?.stop();
       await mock?.close();
       await aws.stop();
       await closePrisma();
