@@ -28,6 +28,12 @@ export const SQL_MODES = [
 /** The `sql_mode` value: {@link SQL_MODES} joined. */
 export const SQL_MODE = SQL_MODES.join(',');
 
+/**
+ * Modes a session gets from the client, not the server: both drivers (mariadb, mysql2) ask for CLIENT_IGNORE_SPACE
+ * in their handshake, and the server then adds IGNORE_SPACE to that session's `sql_mode`.
+ */
+export const CLIENT_SQL_MODES = ['IGNORE_SPACE'] as const;
+
 /** Modes that break what the application sends (see the module comment); the preflight names them when found. */
 export const FORBIDDEN_SQL_MODES = ['NO_BACKSLASH_ESCAPES', 'ANSI_QUOTES', 'PIPES_AS_CONCAT'] as const;
 
