@@ -25,7 +25,7 @@ import type * as mariadb from 'mariadb';
 import { packStatements, splitByList } from '../db/large-statements.ts';
 import { affectedRows, retryOnDeadlock, rollbackAndRelease, type SqlPool } from '../db/sql-pool.ts';
 import {
-  BEGIN_READ_COMMITTED, DISPATCH_COLUMNS, OUTBOX_BY_ID, placeholders, toDispatchRow, type ClaimContext, type ClaimedOutboxEvent,
+  BEGIN_READ_COMMITTED, DISPATCH_COLUMNS, OUTBOX_BY_DUE_TIME, OUTBOX_BY_ID, placeholders, toDispatchRow, type ClaimContext, type ClaimedOutboxEvent,
 } from './outbox-claims.ts';
 
 /** A claimed batch: its rows, locked by the open transaction on `connection`. */
@@ -60,10 +60,10 @@ const RESET_WAIT_TIMEOUT = 'SET SESSION wait_timeout = DEFAULT';
 const LAST_ERROR_MAX = 1024;
 
 /**
- * The claim's locking read: up to `?` (the limit) rows due by `?` (now), oldest first, skipping rows another
- * claim holds.
+ * The claim's locking read: up to `?` (the limit) rows due by `?` (now), oldest first, through the due-time index
+ * (`OUTBOX_BY_DUE_TIME`), skipping rows another claim holds.
  */
-export const CLAIM_DUE_ROWS = `SELECT ${DISPATCH_COLUMNS} FROM OutboxEvent
+export const CLAIM_DUE_ROWS = `SELECT ${DISPATCH_COLUMNS} FROM ${OUTBOX_BY_DUE_TIME}
          WHERE status = 'pending' AND availableAt <= ?
          ORDER BY availableAt, id LIMIT ? FOR UPDATE SKIP LOCKED`;
 
