@@ -15,6 +15,7 @@ import * as logs from 'aws-cdk-lib/aws-logs';
 import * as rds from 'aws-cdk-lib/aws-rds';
 import type * as secretsmanager from 'aws-cdk-lib/aws-secretsmanager';
 import { Construct } from 'constructs';
+import { CLUSTER_PARAMETERS, INSTANCE_PARAMETERS } from '../lib/db/server-settings.ts';
 import { retentionOf, type DatabaseAccess } from './app-function.ts';
 import { API_FUNCTION_TIMEOUT_SECONDS, type StageConfig } from './config.ts';
 import { ApiEndpoints } from './vpc-endpoints.ts';
@@ -28,6 +29,16 @@ export const DATABASE_LOG_EXPORTS = ['error', 'slowquery'] as const;
 
 /** RDS Proxy's ConnectionBorrowTimeout: 5 s below the API functions' timeout. */
 export const PROXY_BORROW_TIMEOUT_SECONDS = API_FUNCTION_TIMEOUT_SECONDS - 5;
+
+/**
+ * RDS Proxy's IdleClientTimeout: a client connection idle this long is closed by the proxy (default 30 min).
+ * It bounds how long a vanished scheduled dispatcher's held claim keeps its row locks should the server's
+ * `wait_timeout` (the claim's lock TTL, lib/outbox/held-claim.ts) not end the database session first, and it
+ * frees sooner the connections of Lambda containers that froze and never came back. Above the lock TTL, so the
+ * proxy never cuts a live claim (test/infra/stack.test.ts). The pools survive it: a pooled connection idle over
+ * half a second is pinged before use (lib/db/database-url.ts). docs/deploy.md, "RDS Proxy".
+ */
+export const PROXY_IDLE_CLIENT_TIMEOUT_SECONDS = 300;
 
 export class DataLayer extends Construct {
   readonly vpc: ec2.Vpc;
@@ -103,14 +114,23 @@ export class DataLayer extends Construct {
       retention: retentionOf(config.logRetentionDays),
       removalPolicy: production ? RemovalPolicy.RETAIN : RemovalPolicy.DESTROY,
     }));
+    const engine = rds.DatabaseClusterEngine.auroraMysql({ version: rds.AuroraMysqlEngineVersion.VER_3_10_0 });
+    // The server settings the code relies on, pinned instead of left to engine defaults (lib/db/server-settings.ts;
+    // the deploy's preflight checks them through the proxy). Aurora MySQL 3 takes some per cluster, some per instance.
+    const instanceParameters = new rds.ParameterGroup(this, 'InstanceParameters', {
+      engine, description: `ai-jobs-${config.stage}: sql_mode, isolation, max_allowed_packet`, parameters: { ...INSTANCE_PARAMETERS },
+    });
     const cluster = new rds.DatabaseCluster(this, 'Cluster', {
       clusterIdentifier,
-      engine: rds.DatabaseClusterEngine.auroraMysql({ version: rds.AuroraMysqlEngineVersion.VER_3_10_0 }),
+      engine,
+      parameterGroup: new rds.ParameterGroup(this, 'ClusterParameters', {
+        engine, description: `ai-jobs-${config.stage}: time zone, character set, collation`, parameters: { ...CLUSTER_PARAMETERS },
+      }),
       credentials: rds.Credentials.fromSecret(generatedSecret),
       defaultDatabaseName: DATABASE_NAME,
-      writer: rds.ClusterInstance.serverlessV2('Writer'),
+      writer: rds.ClusterInstance.serverlessV2('Writer', { parameterGroup: instanceParameters }),
       readers: Array.from({ length: config.database.readers }, (_, i) =>
-        rds.ClusterInstance.serverlessV2(`Reader${i + 1}`, { scaleWithWriter: true })),
+        rds.ClusterInstance.serverlessV2(`Reader${i + 1}`, { scaleWithWriter: true, parameterGroup: instanceParameters })),
       serverlessV2MinCapacity: config.database.minCapacity,
       serverlessV2MaxCapacity: config.database.maxCapacity,
       vpc: this.vpc,
@@ -142,7 +162,11 @@ export class DataLayer extends Construct {
       // functions' timeout, so a request at that moment gets the proxy's error, and with it our 503 with
       // Retry-After, instead of being killed by Lambda with nothing but the gateway's 500 for its caller.
       borrowTimeout: Duration.seconds(PROXY_BORROW_TIMEOUT_SECONDS),
-      // The mariadb driver sets session variables (time zone) on connect; they must not pin every session.
+      idleClientTimeout: Duration.seconds(PROXY_IDLE_CLIENT_TIMEOUT_SECONDS),
+      // The outbox claims' `SET TRANSACTION ISOLATION LEVEL READ COMMITTED` (next-transaction scope, always in the
+      // same query as its START TRANSACTION: lib/outbox/outbox-claims.ts) is not among the variables the proxy
+      // tracks, and would pin every session that claims. The driver's `SET time_zone` on connect is tracked and
+      // needs no filter. Kept while lib/ sends that statement (test/infra/stack.test.ts); docs/deploy.md says why.
       sessionPinningFilters: [rds.SessionPinningFilter.EXCLUDE_VARIABLE_SETS],
     });
     proxy.connections.allowFrom(this.lambdaSecurityGroup, ec2.Port.tcp(3306), 'Lambdas to the proxy');

@@ -6,22 +6,22 @@
  * fails the deployment if it throws; every other function, and with it each event source mapping and API
  * integration, depends on the trigger, so no new handler code is deployed until migrations are applied.
  *
- * When it runs: a Trigger runs when the Migrate function's current version changes. The version changes with
- * the function's code (so with the runner and the copied migrations: the asset hash is the bundle's output hash)
- * and with its configuration, which carries `MIGRATIONS_HASH` — a hash of prisma/migrations computed here — so
- * a changed migration always re-runs it, even where the asset hash is not computed from the output
- * (tests skip bundling). A deployment that changes neither has nothing to apply: the runner would skip every
- * migration anyway. A CustomResource with the hash as a property would behave the same; the Trigger is the
- * construct made for this and needs no handler of our own for Create/Update/Delete events.
+ * When it runs: on EVERY deployment. The function first runs the database preflight (lib/db/preflight.ts), which
+ * must see each deploy even when no migration is pending, so the trigger carries a `DeployRun` property that is
+ * new at every synth (or the `deployRun` context value, for a pipeline that names its runs): CloudFormation then
+ * updates the trigger, and an update invokes the function (`ExecuteOnHandlerChange`). The function's version
+ * changes as before with its code and with `MIGRATIONS_HASH` (a hash of prisma/migrations) in its configuration,
+ * so a changed migration is always shipped in a new version. The Trigger is the construct made for this and needs
+ * no handler of our own for Create/Update/Delete events. The price: `cdk diff` always shows the trigger changed.
  *
  * Consequences: migrations run while the previous code still serves, and a failed deployment rolls the code
  * back but not the schema — so every migration must be backward compatible (expand first, contract in a later
  * release).
  */
-import { createHash } from 'node:crypto';
+import { createHash, randomUUID } from 'node:crypto';
 import { readdirSync, readFileSync } from 'node:fs';
 import path from 'node:path';
-import { CfnResource, Duration, Fn, RemovalPolicy, Stack } from 'aws-cdk-lib';
+import { CfnResource, CustomResource, Duration, Fn, RemovalPolicy, Stack } from 'aws-cdk-lib';
 import type * as lambda from 'aws-cdk-lib/aws-lambda';
 import * as logs from 'aws-cdk-lib/aws-logs';
 import { Trigger } from 'aws-cdk-lib/triggers';
@@ -56,6 +56,9 @@ export interface DeployTimeMigrationsProps {
   production: boolean;
 }
 
+/** Context key that names this deployment's run of the trigger; unset, each synth makes a new one. */
+export const DEPLOY_RUN_CONTEXT = 'deployRun';
+
 /** Construct id CDK gives the Trigger's singleton provider in the stack (aws-cdk-lib/triggers). */
 const TRIGGER_PROVIDER_ID = 'AWSCDK.TriggerCustomResourceProviderCustomResourceProvider';
 
@@ -70,6 +73,9 @@ export function deployTimeMigrations(scope: Construct, props: DeployTimeMigratio
     executeBefore: props.before,
   });
   trigger.node.addDependency(providerLogGroup(scope, props));
+  // A property new at every synth: every deployment updates the trigger, and so runs the preflight.
+  const resource = (trigger.node.defaultChild as CustomResource).node.defaultChild as CfnResource;
+  resource.addPropertyOverride('DeployRun', String(scope.node.tryGetContext(DEPLOY_RUN_CONTEXT) ?? randomUUID()));
   return trigger;
 }
 

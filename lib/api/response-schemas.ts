@@ -158,8 +158,8 @@ export const statsResponseSchema = z
       }),
     }),
     outbox: z.strictObject({
-      byStatus: z.record(z.enum(OutboxStatus), count).describe('Exact except `published` (see publishedIsEstimate)'),
-      publishedIsEstimate: z.boolean().describe('`published` is the table\'s row estimate minus the other statuses'),
+      byStatus: z.record(z.enum(OutboxStatus), count).describe('Outbox rows per status, exact (`published`: up to 100,000, see publishedCapped)'),
+      publishedCapped: z.boolean().describe('True when more than 100,000 published rows are kept: `published` is then 100,000, a lower bound'),
     }),
     queues: z.array(
       z.strictObject({

@@ -64,24 +64,31 @@ export async function collectStats(deps: StatsDeps): Promise<StatsResponse> {
 }
 
 /**
- * Outbox rows per status. Exact for the backlog (pending, processing) and for failed and dead rows: a range of
- * the (status, availableAt) index over those statuses only. `published` is InnoDB's row estimate of the table
- * minus those (approximate; retention keeps the published rows of the last days only).
+ * Published outbox rows are counted exactly up to this many, and reported as this many (`publishedCapped`) beyond:
+ * the count reads at most this many entries of the (status, availableAt) index, whatever the table holds.
+ */
+export const PUBLISHED_COUNT_CAP = 100_000;
+
+/**
+ * Outbox rows per status, all from the (status, availableAt) index: the backlog (pending, processing) and the
+ * give-ups (failed, dead) exactly, and the published rows (kept for `RETENTION_OUTBOX_PUBLISHED_DAYS`) exactly up
+ * to {@link PUBLISHED_COUNT_CAP}. Not information_schema's TABLE_ROWS: InnoDB's estimate, which MySQL 8 also
+ * caches for up to `information_schema_stats_expiry` (24 h by default), would make the figure a day old.
  */
 async function outboxCounts(db: Db): Promise<StatsResponse['outbox']> {
-  const [groups, estimate] = await Promise.all([
+  const [groups, published] = await Promise.all([
     db.$queryRawUnsafe<{ status: OutboxStatus; n: bigint | number }[]>(
       "SELECT status, COUNT(*) AS n FROM `OutboxEvent` WHERE status IN ('pending', 'processing', 'failed', 'dead') GROUP BY status",
     ),
-    db.$queryRawUnsafe<{ n: bigint | number | null }[]>(
-      "SELECT TABLE_ROWS AS n FROM information_schema.TABLES WHERE TABLE_SCHEMA = DATABASE() AND TABLE_NAME = 'OutboxEvent'",
+    db.$queryRawUnsafe<{ n: bigint | number }[]>(
+      `SELECT COUNT(*) AS n FROM (SELECT 1 FROM \`OutboxEvent\` WHERE status = 'published' LIMIT ${PUBLISHED_COUNT_CAP + 1}) capped`,
     ),
   ]);
   const byStatus = Object.fromEntries(Object.values(OutboxStatus).map((s) => [s, 0])) as Record<OutboxStatus, number>;
   for (const g of groups) byStatus[g.status] = Number(g.n);
-  const unpublished = groups.reduce((sum, g) => sum + Number(g.n), 0);
-  byStatus.published = Math.max(0, Number(estimate[0]?.n ?? 0) - unpublished);
-  return { byStatus, publishedIsEstimate: true };
+  const publishedRows = Number(published[0]?.n ?? 0);
+  byStatus.published = Math.min(publishedRows, PUBLISHED_COUNT_CAP);
+  return { byStatus, publishedCapped: publishedRows > PUBLISHED_COUNT_CAP };
 }
 
 async function queueDepths(deps: StatsDeps): Promise<QueueStats[]> {

@@ -36,9 +36,12 @@ const UNAVAILABLE_CODES: ReadonlySet<string> = new Set([
   // Sockets and DNS.
   'ECONNREFUSED', 'ENOTFOUND', 'ETIMEDOUT', 'EHOSTUNREACH', 'ECONNRESET', 'EPIPE', 'EAI_AGAIN', 'ECONNABORTED',
   'PROTOCOL_CONNECTION_LOST',
-  // Server: too many connections, shutting down, connection killed, gone away, lost, idle-disconnected.
+  // Server: too many connections, shutting down, connection killed (MariaDB), query interrupted, idle-disconnected
+  // (MySQL 8's name; mysql2 uses it, the mariadb driver names errno 4031 otherwise: see the errnos below), and the
+  // RDS Proxy's "Unknown error". No CR_SERVER_GONE_ERROR / CR_SERVER_LOST (2006, 2013): those are codes of the C
+  // client library, which no server or proxy sends and neither Node driver reports (see below).
   'ER_CON_COUNT_ERROR', 'ER_TOO_MANY_USER_CONNECTIONS', 'ER_SERVER_SHUTDOWN', 'ER_CONNECTION_KILLED', 'ER_QUERY_INTERRUPTED',
-  'CR_SERVER_GONE_ERROR', 'CR_SERVER_LOST', 'ER_CLIENT_INTERACTION_TIMEOUT',
+  'ER_CLIENT_INTERACTION_TIMEOUT', 'ER_UNKNOWN_ERROR',
   // mariadb driver: the socket closed under a command, a command on a closed connection ("Cannot execute new
   // commands: connection closed"), socket/connect timeouts, pool acquire timeout, pool without connections.
   'ER_SOCKET_UNEXPECTED_CLOSE', 'ER_CONNECTION_ALREADY_CLOSED', 'ER_CMD_CONNECTION_CLOSED', 'ER_CMD_NOT_EXECUTED_DESTROYED',
@@ -50,9 +53,27 @@ const UNAVAILABLE_CODES: ReadonlySet<string> = new Set([
   'DATABASE_SECRET_UNAVAILABLE',
 ]);
 
-/** The same failures as numbers (`errno`, or the `code` Prisma's adapter copies from the driver's errno). */
+/**
+ * The same failures as numbers (`errno`, or the `code` Prisma's adapter copies from the driver's errno). A lost
+ * connection never arrives as 2006 or 2013 (the C client's CR_SERVER_GONE_ERROR / CR_SERVER_LOST): the mariadb
+ * driver reports its own 45001/45004/45009/45013 (ER_CONNECTION_ALREADY_CLOSED, ER_CMD_NOT_EXECUTED_DESTROYED,
+ * ER_SOCKET_UNEXPECTED_CLOSE, ER_CMD_CONNECTION_CLOSED), mysql2 `PROTOCOL_CONNECTION_LOST` or a socket code, both
+ * with `fatal: true`.
+ */
 const UNAVAILABLE_ERRNOS: ReadonlySet<number> = new Set([
-  1040, 1053, 1203, 1317, 1927, 2006, 2013, 4031,
+  // Too many connections, server shutdown, too many user connections, query interrupted (KILL QUERY).
+  1040, 1053, 1203, 1317,
+  // ER_CONNECTION_KILLED: MariaDB only (MySQL 8 closes a killed connection without a message: the driver's 45009).
+  1927,
+  // MySQL 8.0.24+: ER_CLIENT_INTERACTION_TIMEOUT, "The client was disconnected by the server because of
+  // inactivity" (wait_timeout). The mariadb driver knows 4031 by MariaDB's meaning, and so reports it with code
+  // ER_REFERENCED_TRG_DOES_NOT_EXIST (a CREATE TRIGGER … FOLLOWS error we never cause): matched by number.
+  4031,
+  // RDS Proxy: "ERROR 1105 (HY000): Unknown error" — AWS lists it among the errors of connecting to a MySQL proxy
+  // with no cause but "An unknown error occurred" (RDS Proxy troubleshooting); MySQL itself sends 1105
+  // (ER_UNKNOWN_ERROR) only for internal failures. Neither is the request's fault, and a later try may succeed:
+  // 503 with Retry-After, and an infrastructure failure for a job (its attempt refunded, at most 3 times).
+  1105,
   // RDS Proxy: "ERROR 9501 (HY000): Timed-out waiting to acquire database connection" (its pool stayed full for
   // the proxy's ConnectionBorrowTimeout; RDS Proxy troubleshooting, MySQL errors).
   9501,

@@ -27,6 +27,11 @@ export interface DatabaseSettings {
   connectTimeoutMs: number;
 }
 
+/** A pooled connection idle longer than this is pinged before it is handed out (mariadb's `minDelayValidation`). */
+export const POOL_VALIDATION_AFTER_IDLE_MS = 500;
+/** How long that ping may take before the connection is discarded for a new one (mariadb's `pingTimeout`). */
+export const POOL_PING_TIMEOUT_MS = 250;
+
 /**
  * The mariadb pool settings both pools share (Prisma's adapter pool, lib/db/client.ts, and the raw pool,
  * lib/db/sql-pool.ts): the URL's size as a ceiling, as few connections kept as the driver allows, idle ones
@@ -36,12 +41,20 @@ export interface DatabaseSettings {
  * fewer than `minimumIdle` are idle, so with 0 a pool never opens any (every request times out; measured).
  * With 1 a pool keeps one idle connection and opens the next when that one is taken, up to the limit;
  * connections beyond the first are closed after `idleTimeoutSeconds` idle.
+ *
+ * A pooled connection may be closed under the pool: RDS Proxy closes client connections idle for its
+ * IdleClientTimeout (infra/data-layer.ts), and a Lambda container frozen between invocations finds its sockets
+ * dead when it thaws. The driver's own validation covers it: a connection idle for more than
+ * `minDelayValidation` ms is pinged (COM_PING, at most `pingTimeout` ms) before the pool hands it out, and one that
+ * fails is discarded for another, so the request's first query runs on a live connection. Nothing is retried: a
+ * statement that fails on a connection lost mid-transaction fails (test/db/pool-survival.test.ts).
  */
 export function poolOptions(s: DatabaseSettings) {
   return {
     host: s.host, port: s.port, user: s.user, password: s.password, database: s.database,
     connectionLimit: s.connectionLimit, minimumIdle: 1, idleTimeout: s.idleTimeoutSeconds,
     connectTimeout: s.connectTimeoutMs, acquireTimeout: Math.max(s.poolTimeoutMs, s.connectTimeoutMs),
+    minDelayValidation: POOL_VALIDATION_AFTER_IDLE_MS, pingTimeout: POOL_PING_TIMEOUT_MS,
     allowPublicKeyRetrieval: s.allowPublicKeyRetrieval, ...tlsOptions(s),
     // Timestamps are stored and read as UTC whatever the server's time zone.
     timezone: 'Z',

@@ -113,3 +113,43 @@ export function closeAfterLargeStatements(pool: mariadb.Pool): mariadb.Pool {
     return undefined;
   });
 }
+
+/** A statement as the driver takes it: text with `?` placeholders, and its values. */
+export interface BoundStatement {
+  sql: string;
+  values: readonly unknown[];
+}
+
+/**
+ * Statements for a list of items (ids, say) built by `build`, split in halves until each one's text as sent is
+ * within `limit` bytes (a single item that is over it still gets a statement of its own).
+ */
+export function splitByList<T, S extends BoundStatement>(items: readonly T[], build: (items: readonly T[]) => S, limit = PROXY_PIN_STATEMENT_BYTES): S[] {
+  const whole = build(items);
+  if (items.length <= 1 || sentTextBytes(whole.sql, whole.values) <= limit) return [whole];
+  const half = Math.ceil(items.length / 2);
+  return [...splitByList(items.slice(0, half), build, limit), ...splitByList(items.slice(half), build, limit)];
+}
+
+/**
+ * Groups `statements`, in order, into as few multi-statement queries (joined with `;\n`) as keep each query's text
+ * as sent within `limit` bytes: one round trip when everything fits, more only when it does not. A statement over
+ * the limit by itself makes a query of its own (its connection then needs closing, see above).
+ */
+export function packStatements<S extends BoundStatement>(statements: readonly S[], limit = PROXY_PIN_STATEMENT_BYTES): S[][] {
+  const queries: S[][] = [];
+  let current: S[] = [];
+  let bytes = 0;
+  for (const statement of statements) {
+    const size = sentTextBytes(statement.sql, statement.values) + 2; // and its ";\n"
+    if (current.length > 0 && bytes + size > limit) {
+      queries.push(current);
+      current = [];
+      bytes = 0;
+    }
+    current.push(statement);
+    bytes += size;
+  }
+  if (current.length > 0) queries.push(current);
+  return queries;
+}

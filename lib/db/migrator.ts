@@ -16,7 +16,7 @@ import { readdir, readFile } from 'node:fs/promises';
 import { fileURLToPath } from 'node:url';
 import path from 'node:path';
 import mysql from 'mysql2/promise';
-import { isDatabaseUnavailable } from './connection-errors.ts';
+import { retryWhileUnavailable, type ConnectRetryOptions } from './connect-retry.ts';
 import { parseDatabaseUrl, tlsOptions, type DatabaseSettings } from './database-url.ts';
 
 /** `MIGRATIONS_DIR` when set (a bundled Lambda ships the folder beside its code), else the repository's. */
@@ -35,18 +35,10 @@ const MIGRATIONS_TABLE_DDL = `CREATE TABLE IF NOT EXISTS \`_prisma_migrations\` 
 
 const LOCK_TIMEOUT_S = 120;
 
-/** How long the migrator retries connection errors: a cluster created by the same deploy may still be starting. */
-export const CONNECT_RETRY_MS = 120_000;
+export { CONNECT_RETRY_MS } from './connect-retry.ts';
 
-export interface MigrateOptions {
-  /**
-   * Retry connection errors for this long. Default 0: locally (`npm start`, tests) an unreachable server is
-   * reported at once; the deploy-time Lambda passes {@link CONNECT_RETRY_MS}.
-   */
-  connectRetryMs?: number;
-  /** Called before each wait for another connection attempt (the Lambda logs it). */
-  onConnectRetry?: (err: unknown, attempt: number) => void;
-}
+/** How the migrator treats a database it cannot reach yet (./connect-retry.ts). */
+export type MigrateOptions = ConnectRetryOptions;
 
 export class MigrationError extends Error {
   constructor(message: string, options?: { cause?: unknown }) {
@@ -150,25 +142,15 @@ async function createDatabaseIfMissing(s: DatabaseSettings, options: MigrateOpti
 }
 
 /**
- * Opens a connection (text protocol, multi-statement, UTC), retrying errors that mean "not reachable yet"
- * ({@link isDatabaseUnavailable}) with backoff up to 5 s until `connectRetryMs` has passed; other errors
- * (bad credentials, unknown host name in the URL's database) fail at once.
+ * Opens a connection (text protocol, multi-statement, UTC), retrying errors that mean "not reachable yet" until
+ * `connectRetryMs` has passed (./connect-retry.ts); other errors (bad credentials, unknown host name in the URL's
+ * database) fail at once.
  */
 async function connectWithRetry(s: DatabaseSettings, database: string | undefined, options: MigrateOptions): Promise<mysql.Connection> {
-  const deadline = Date.now() + (options.connectRetryMs ?? 0);
-  for (let attempt = 1; ; attempt += 1) {
-    try {
-      return await mysql.createConnection({
-        host: s.host, port: s.port, user: s.user, password: s.password, ...(database ? { database } : {}),
-        multipleStatements: true, timezone: 'Z', connectTimeout: s.connectTimeoutMs, ...tlsOptions(s),
-      });
-    } catch (err) {
-      const waitMs = Math.min(5_000, 250 * 2 ** (attempt - 1), deadline - Date.now());
-      if (!isDatabaseUnavailable(err) || waitMs <= 0) throw err;
-      options.onConnectRetry?.(err, attempt);
-      await new Promise((resolve) => setTimeout(resolve, waitMs));
-    }
-  }
+  return retryWhileUnavailable(() => mysql.createConnection({
+    host: s.host, port: s.port, user: s.user, password: s.password, ...(database ? { database } : {}),
+    multipleStatements: true, timezone: 'Z', connectTimeout: s.connectTimeoutMs, ...tlsOptions(s),
+  }), options);
 }
 
 async function applyPending(conn: mysql.Connection, migrations: MigrationFile[]) {

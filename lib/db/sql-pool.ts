@@ -56,11 +56,18 @@ export interface SqlDriverError extends Error {
  * roll back on the same connection before it returns to the pool, so either every statement commits or none does.
  */
 export async function runAtomically(statements: SqlStatement[], db: SqlPool = getSqlPool()): Promise<unknown[]> {
-  const sql = ['START TRANSACTION', ...statements.map((s) => s.sql), 'COMMIT'].join(';\n');
-  const values = statements.flatMap((s) => s.values);
+  const { sql, values } = atomicQuery(statements);
   // Text protocol: the driver substitutes the `?` placeholders client-side, escaped, across all statements.
   const results = await withSqlConnection(db, async (conn) => (await conn.query(sql, values)) as unknown[]);
   return results.slice(1, -1);
+}
+
+/** The one query {@link runAtomically} sends for `statements`: its text (with `?` placeholders) and values. */
+export function atomicQuery(statements: readonly SqlStatement[]): { sql: string; values: SqlStatement['values'] } {
+  return {
+    sql: ['START TRANSACTION', ...statements.map((s) => s.sql), 'COMMIT'].join(';\n'),
+    values: statements.flatMap((s) => s.values),
+  };
 }
 
 /** True when `err` is a duplicate-key error on `indexName` (MySQL 8 prefixes the table: `AiJob.<index>`). */

@@ -14,7 +14,8 @@
 import type { AiJob, Prisma } from '../db/client.ts';
 import { newId } from '../db/ids.ts';
 import { insertStatement, type SqlStatement, type SqlValue } from '../db/sql.ts';
-import { getSqlPool, runAtomically } from '../db/sql-pool.ts';
+import { PROXY_PIN_STATEMENT_BYTES, sentTextBytes } from '../db/large-statements.ts';
+import { atomicQuery, getSqlPool, runAtomically } from '../db/sql-pool.ts';
 import { buildJobTerminalEvent } from '../outbox/job-events.ts';
 import { outboxInsert } from '../outbox/outbox-writer.ts';
 import type { LeaseFence, TransitionMeta } from './lifecycle-repository.ts';
@@ -112,14 +113,6 @@ export function successStatements(succeeded: AiJob, fence: LeaseFence, meta: Tra
   ];
 }
 
-/**
- * RDS Proxy pins a session for a statement over 16 KB: a projection whose script would come near that (a long
- * quiz, say) is not made a script; the caller takes the transaction path, whose statements are each smaller.
- * One that is still over 16 KB (a single long artifact) gets its connection closed after the transaction, which
- * ends the pin (lib/db/large-statements.ts).
- */
-const MAX_SCRIPT_BYTES = 12_000;
-
 /** A whole projection as one script, ready for {@link runSuccessScript}. */
 export interface SuccessScript {
   statements: SqlStatement[];
@@ -139,7 +132,13 @@ export interface SuccessScript {
  * optimizer pass per row; with the other SELECTs, a quarter of the database's CPU per job in bench:peers.)
  * `carried` (the ledger row of the call that answered) goes right after the guard: it commits with the
  * success, and {@link runSuccessScript} writes it on its own when the claim is refused (the call happened all
- * the same). Undefined when the script would be too large for one statement under 16 KB.
+ * the same).
+ *
+ * Undefined when the script's text would be over 16 KB, where RDS Proxy pins a session (a long quiz, say): the
+ * caller then takes the transaction path, whose statements are each smaller; one still over 16 KB (a single long
+ * artifact) gets its connection closed after the transaction, which ends the pin (lib/db/large-statements.ts). The
+ * size is counted in bytes as the driver sends them (`sentTextBytes`, an upper bound of the text with every value
+ * quoted and escaped): text in 3-byte UTF-8 (Chinese, Japanese) costs 3 bytes per UTF-16 unit, not 2.
  */
 export function successScript(
   job: AiJob, fence: LeaseFence, result: SuccessResult, projection: RowProjection, meta: TransitionMeta, carried?: CarriedWrite,
@@ -159,8 +158,8 @@ export function successScript(
     })),
     ...successStatements(succeeded, fence, meta),
   ];
-  const bytes = statements.reduce((n, st) => n + st.sql.length + st.values.reduce<number>((m, v) => m + (typeof v === 'string' ? v.length * 2 + 2 : 24), 0), 0);
-  return bytes > MAX_SCRIPT_BYTES ? undefined : { statements, succeeded, carried };
+  const { sql, values } = atomicQuery(statements);
+  return sentTextBytes(sql, values) > PROXY_PIN_STATEMENT_BYTES ? undefined : { statements, succeeded, carried };
 }
 
 /** MySQL/MariaDB ER_SUBQUERY_NO_1_ROW: here only ever the guard of a refused claim. */

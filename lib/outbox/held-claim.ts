@@ -22,9 +22,10 @@
  * wait on our own lock. A crash between the two leaves them to the lease's expiry release.
  */
 import type * as mariadb from 'mariadb';
+import { packStatements, splitByList } from '../db/large-statements.ts';
 import { affectedRows, retryOnDeadlock, rollbackAndRelease, type SqlPool } from '../db/sql-pool.ts';
 import {
-  BEGIN_READ_COMMITTED, DISPATCH_COLUMNS, OUTBOX_BY_ID, placeholders, toDispatchRow, type ClaimContext, type ClaimedOutboxEvent,
+  BEGIN_READ_COMMITTED, DISPATCH_COLUMNS, OUTBOX_BY_DUE_TIME, OUTBOX_BY_ID, placeholders, toDispatchRow, type ClaimContext, type ClaimedOutboxEvent,
 } from './outbox-claims.ts';
 
 /** A claimed batch: its rows, locked by the open transaction on `connection`. */
@@ -59,6 +60,14 @@ const RESET_WAIT_TIMEOUT = 'SET SESSION wait_timeout = DEFAULT';
 const LAST_ERROR_MAX = 1024;
 
 /**
+ * The claim's locking read: up to `?` (the limit) rows due by `?` (now), oldest first, through the due-time index
+ * (`OUTBOX_BY_DUE_TIME`), skipping rows another claim holds.
+ */
+export const CLAIM_DUE_ROWS = `SELECT ${DISPATCH_COLUMNS} FROM ${OUTBOX_BY_DUE_TIME}
+         WHERE status = 'pending' AND availableAt <= ?
+         ORDER BY availableAt, id LIMIT ? FOR UPDATE SKIP LOCKED`;
+
+/**
  * Locks up to `limit` due rows (`pending`, `availableAt <= now`), oldest first, in a READ COMMITTED
  * transaction (see `BEGIN_READ_COMMITTED`, sent in the same query text) whose session is dropped by the server after `lockTtlMs` idle.
  * One round trip. With no due rows the transaction is committed at once and `connection` is null.
@@ -70,10 +79,7 @@ export async function claimDueOutboxBatch(sql: SqlPool, claim: ClaimContext, lim
     const conn = await sql.getConnection();
     try {
       const results = (await conn.query(
-        `SET SESSION wait_timeout = ?; ${BEGIN_READ_COMMITTED};
-         SELECT ${DISPATCH_COLUMNS} FROM OutboxEvent
-         WHERE status = 'pending' AND availableAt <= ?
-         ORDER BY availableAt, id LIMIT ? FOR UPDATE SKIP LOCKED`,
+        `SET SESSION wait_timeout = ?; ${BEGIN_READ_COMMITTED}; ${CLAIM_DUE_ROWS}`,
         [Math.max(1, Math.ceil(lockTtlMs / 1000)), claim.now, limit],
       )) as unknown[];
       const claimed = (results[3] as Record<string, unknown>[]).map((raw) => ({ ...toDispatchRow(raw), lockedBy: claim.holder, lockedAt: claim.now }));
@@ -88,8 +94,44 @@ export async function claimDueOutboxBatch(sql: SqlPool, claim: ClaimContext, lim
   return batch;
 }
 
+/** One write of a settle: its statement, and which count its affected rows add to (none for the final COMMIT and reset). */
+interface SettleStatement {
+  sql: string;
+  values: unknown[];
+  counts?: 'published' | 'retried' | 'handedOff';
+}
+
+/** The settle's writes by id list, each split so that its text as sent stays under the proxy's 16 KB. */
+function settleStatements(batch: HeldOutboxBatch, settlement: HeldSettlement, now: Date): SettleStatement[] {
+  const { holder, leaseUntil } = batch.claim;
+  const lockedAt = batch.claim.now;
+  const byIds = (ids: readonly string[], build: (chunk: readonly string[]) => SettleStatement) => (ids.length > 0 ? splitByList(ids, build) : []);
+  return [
+    ...byIds(settlement.published, (ids) => ({
+      sql: `UPDATE ${OUTBOX_BY_ID} SET status = 'published', publishedAt = ?, lockedBy = ?, lockedAt = ?, lastError = NULL, updatedAt = ?
+            WHERE id IN (${placeholders(ids.length)}) AND status = 'pending'`,
+      values: [now, holder, lockedAt, now, ...ids], counts: 'published',
+    })),
+    ...settlement.retries.flatMap((retry) => byIds(retry.ids, (ids) => ({
+      sql: `UPDATE ${OUTBOX_BY_ID} SET attemptCount = attemptCount + 1, availableAt = ?, lastError = ?, updatedAt = ?
+            WHERE id IN (${placeholders(ids.length)}) AND status = 'pending'`,
+      values: [retry.availableAt, retry.error.slice(0, LAST_ERROR_MAX), now, ...ids], counts: 'retried',
+    }))),
+    ...byIds(settlement.handOff, (ids) => ({
+      sql: `UPDATE ${OUTBOX_BY_ID} SET status = 'processing', lockedBy = ?, lockedAt = ?, availableAt = ?, updatedAt = ?
+            WHERE id IN (${placeholders(ids.length)}) AND status = 'pending'`,
+      values: [holder, lockedAt, leaseUntil, now, ...ids], counts: 'handedOff',
+    })),
+    // Together, in the last query: the session gets its usual idle timeout back in the round trip that commits.
+    { sql: `COMMIT;\n${RESET_WAIT_TIMEOUT}`, values: [] },
+  ];
+}
+
 /**
- * Writes the batch's outcome and commits, in one round trip, then returns the connection to the pool.
+ * Writes the batch's outcome and commits, then returns the connection to the pool. One round trip when the whole
+ * settle's text is within the 16 KB at which RDS Proxy pins a session (a batch of published rows: 500 ids are about
+ * 15 KB); a settle with error texts (up to 1,024 characters each, 3 bytes a character in Chinese or Japanese) is
+ * sent as several queries of at most 16 KB each, in the same transaction, the COMMIT in the last.
  * Published rows keep the claim's holder and time as the record of who sent them.
  * @returns how many rows each list changed.
  * @throws the driver's error when the database fails; the transaction is then rolled back (every row
@@ -101,39 +143,16 @@ export async function settleHeldBatch(
   const connection = batch.connection;
   if (!connection) throw new Error('outbox batch already settled or abandoned');
   batch.connection = null;
-  const statements: { sql: string; values: unknown[]; counts: 'published' | 'retried' | 'handedOff' }[] = [];
-  const { holder, leaseUntil } = batch.claim;
-  const lockedAt = batch.claim.now;
-  if (settlement.published.length > 0) {
-    statements.push({
-      sql: `UPDATE ${OUTBOX_BY_ID} SET status = 'published', publishedAt = ?, lockedBy = ?, lockedAt = ?, lastError = NULL, updatedAt = ?
-            WHERE id IN (${placeholders(settlement.published.length)}) AND status = 'pending'`,
-      values: [now, holder, lockedAt, now, ...settlement.published], counts: 'published',
-    });
-  }
-  for (const retry of settlement.retries) {
-    statements.push({
-      sql: `UPDATE ${OUTBOX_BY_ID} SET attemptCount = attemptCount + 1, availableAt = ?, lastError = ?, updatedAt = ?
-            WHERE id IN (${placeholders(retry.ids.length)}) AND status = 'pending'`,
-      values: [retry.availableAt, retry.error.slice(0, LAST_ERROR_MAX), now, ...retry.ids], counts: 'retried',
-    });
-  }
-  if (settlement.handOff.length > 0) {
-    statements.push({
-      sql: `UPDATE ${OUTBOX_BY_ID} SET status = 'processing', lockedBy = ?, lockedAt = ?, availableAt = ?, updatedAt = ?
-            WHERE id IN (${placeholders(settlement.handOff.length)}) AND status = 'pending'`,
-      values: [holder, lockedAt, leaseUntil, now, ...settlement.handOff], counts: 'handedOff',
-    });
-  }
   const counts = { published: 0, retried: 0, handedOff: 0 };
   try {
-    const results = (await connection.query(
-      [...statements.map((s) => s.sql), 'COMMIT', RESET_WAIT_TIMEOUT].join(';\n'),
-      statements.flatMap((s) => s.values),
-    )) as unknown[];
-    statements.forEach((statement, i) => {
-      counts[statement.counts] += affectedRows(results[i]);
-    });
+    for (const query of packStatements(settleStatements(batch, settlement, now))) {
+      const results = (await connection.query(query.map((s) => s.sql).join(';\n'), query.flatMap((s) => s.values))) as unknown[];
+      // One statement answers with its result alone; several with one result each (the final COMMIT and reset last).
+      const each = query.length === 1 ? [results] : results;
+      query.forEach((statement, i) => {
+        if (statement.counts) counts[statement.counts] += affectedRows(each[i]);
+      });
+    }
   } catch (err) {
     await rollbackAndRelease(connection, RESET_WAIT_TIMEOUT);
     throw err;

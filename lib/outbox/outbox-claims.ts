@@ -50,9 +50,17 @@ export const DISPATCH_COLUMNS = 'id, eventType, aggregateType, aggregateId, dedu
  * default REPEATABLE READ those scans take gap locks that deadlocked concurrent dispatchers (seen in the
  * 4-dispatcher test). Under READ COMMITTED only matching rows stay locked.
  *
- * Always sent in the SAME query text as the statements of its transaction (one COM_QUERY): through RDS
- * Proxy a SET sent on its own, outside a transaction, may run on another database connection than the
- * transaction that follows (docs/deploy.md, "RDS Proxy: what the application sends").
+ * Through RDS Proxy: `SET TRANSACTION` at next-transaction scope is NOT among the variables the proxy tracks
+ * (only `transaction_isolation` at session scope is), so on its own it would pin every session that claims
+ * (AWS, "Avoiding pinning an RDS Proxy"). It does not pin only because the proxy's target group has the
+ * `EXCLUDE_VARIABLE_SETS` session-pinning filter (infra/data-layer.ts; test/infra/database-settings.test.ts keeps it
+ * while this statement exists). With that filter the proxy neither pins nor carries the setting to another
+ * database connection, which is why it is always sent in the SAME query text as its START TRANSACTION (one
+ * COM_QUERY): it then runs on the database connection of the transaction it is for, and is used up by it, so
+ * nothing is left on a connection the proxy hands to another client. `SET SESSION transaction_isolation` would be
+ * tracked, but would stay on the client session for every later transaction (to be reset each time, one more
+ * state the proxy must match connections on) and is spelled `tx_isolation` on MariaDB 10.11.
+ * docs/deploy.md, "RDS Proxy: what the application sends".
  */
 export const BEGIN_READ_COMMITTED = 'SET TRANSACTION ISOLATION LEVEL READ COMMITTED; START TRANSACTION';
 
@@ -68,6 +76,15 @@ export const BEGIN_READ_COMMITTED = 'SET TRANSACTION ISOLATION LEVEL READ COMMIT
  * test/outbox/outbox-plans.test.ts EXPLAINs every such statement as the dispatcher sent it.
  */
 export const OUTBOX_BY_ID = 'OutboxEvent FORCE INDEX (PRIMARY)';
+
+/**
+ * The table as the scheduled claim reads it (./held-claim.ts): through the `(status, availableAt)` index, in its
+ * order (its entries end with the primary key, so `ORDER BY availableAt, id` needs no sort). A locking read that
+ * sorted instead would lock every due row it read before the LIMIT, not the batch alone, and concurrent
+ * dispatchers' `SKIP LOCKED` claims would find nothing; with a large backlog the optimizer could judge a scan
+ * and a sort cheaper. The hint works alike on MySQL 8 and MariaDB; test/db/query-plans.test.ts EXPLAINs the claim.
+ */
+export const OUTBOX_BY_DUE_TIME = 'OutboxEvent FORCE INDEX (OutboxEvent_status_availableAt_idx)';
 
 /** `?, ?, ?` for a parameter list. */
 export function placeholders(count: number): string {

@@ -12,6 +12,8 @@ import { getPrisma } from '../../lib/db/client.ts';
 import { newId } from '../../lib/db/ids.ts';
 import { adminClaims, apiEvent, invoke, userClaims } from '../helpers/api-events.ts';
 import { deadEndpointEnv } from '../credentials/fixtures.ts';
+import { PUBLISHED_COUNT_CAP } from '../../lib/api/stats.ts';
+import { rawDb, withStaleStatistics } from '../helpers/db.ts';
 
 let env: ApiTestEnvironment;
 beforeAll(async () => {
@@ -21,7 +23,7 @@ beforeAll(async () => {
 const STATS = 'GET /admin-api/ai/stats';
 
 /** An outbox row in `status` (an event about a job that need not exist: stats only count rows). */
-async function insertOutboxEvent(status: 'pending' | 'dead') {
+async function insertOutboxEvent(status: 'pending' | 'dead' | 'published') {
   const id = newId();
   await getPrisma().outboxEvent.create({
     data: { id, eventType: 'ai.job.enqueue', aggregateType: 'AiJob', aggregateId: newId(), dedupeKey: `test:${id}`, payload: {}, status },
@@ -50,9 +52,9 @@ describe('GET /admin-api/ai/stats', () => {
     expect(stats.jobs.byType.synthetic_job).toEqual({ queued: 0, running: 1, succeeded: 0, failed: 1, cancelled: 0 });
     expect(stats.jobs.byType.quiz_generation?.failed).toBe(1);
     expect(stats.jobs.byType.feynman_evaluation?.queued).toBe(1);
-    // Exact for the backlog and give-ups; `published` is the table's row estimate (documented approximate).
-    expect(stats.outbox.byStatus).toMatchObject({ pending: 1, processing: 0, failed: 0, dead: 1 });
-    expect(stats.outbox.publishedIsEstimate).toBe(true);
+    // Exact for the backlog and give-ups (the create's own enqueue row was published by its eager dispatch).
+    expect(stats.outbox.byStatus).toMatchObject({ pending: 1, processing: 0, failed: 0, dead: 1, published: 1 });
+    expect(stats.outbox.publishedCapped).toBe(false);
     const byName = Object.fromEntries(stats.queues.map((q) => [q.queueName, q]));
     expect(byName.interactive).toEqual({
       queueName: 'interactive', unavailable: false,
@@ -60,6 +62,24 @@ describe('GET /admin-api/ai/stats', () => {
       deadLetterQueue: { approximateMessages: 0, approximateMessagesNotVisible: 0 },
     });
     expect(byName.background?.deadLetterQueue.approximateMessages).toBe(1);
+  });
+
+  it('counts published outbox rows exactly from the index, not from InnoDB\'s stale table estimate, up to a cap', { timeout: 60_000 }, async () => {
+    const stats = async () => statsResponseSchema.parse((await invoke(adminHandler, apiEvent(STATS, { claims: adminClaims() }))).body).outbox;
+    // Statistics as a fresh table has them (no recalculation): information_schema's TABLE_ROWS lags behind.
+    await withStaleStatistics(['OutboxEvent'], async () => {
+      for (let i = 0; i < 3; i += 1) await insertOutboxEvent('published');
+      await insertOutboxEvent('pending');
+      expect(await stats()).toEqual({ byStatus: { pending: 1, processing: 0, published: 3, failed: 0, dead: 0 }, publishedCapped: false });
+    });
+    const digits = `(${Array.from({ length: 10 }, (_, d) => `SELECT ${d} AS d`).join(' UNION ALL ')})`;
+    await (await rawDb()).query(`
+      INSERT INTO OutboxEvent (id, eventType, aggregateType, aggregateId, dedupeKey, payload, status, availableAt, createdAt, updatedAt)
+      SELECT CONCAT('01PB', LPAD(i, 22, '0')), 'ai.job.enqueue', 'AiJob', 'a', CONCAT('pub:', i), '{}', 'published', NOW(3), NOW(3), NOW(3)
+      FROM (SELECT a.d + 10 * b.d + 100 * c.d + 1000 * e.d + 10000 * f.d + 100000 * g.d AS i
+            FROM ${digits} a, ${digits} b, ${digits} c, ${digits} e, ${digits} f, ${digits} g) n
+      WHERE i < ${PUBLISHED_COUNT_CAP}`);
+    expect(await stats()).toMatchObject({ byStatus: { published: PUBLISHED_COUNT_CAP }, publishedCapped: true });
   });
 
   it('counts finished jobs per hour over the last 24 hours, oldest first, each hour by outcome', async () => {

@@ -9,6 +9,8 @@
  * - every secondary index of AiJob is the chosen key of at least one of these plans (an index no plan uses
  *   costs every write for nothing).
  * The plans are printed; docs/data-at-scale.md lists them.
+ * And the scheduled outbox claim (lib/outbox/held-claim.ts), a locking read: it takes the due range of the
+ * (status, availableAt) index in order, never a scan and a sort, which would lock every due row it read.
  */
 import type mysql from 'mysql2/promise';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -17,6 +19,7 @@ import { listAllJobs, listUserJobs } from '../../lib/api/job-reads.ts';
 import { limitsGuard } from '../../lib/api/creation-limits.ts';
 import { jobRegistry } from '../../lib/jobs/registry.ts';
 import { adminJobListQuerySchema, userJobListQuerySchema } from '../../lib/api/request-schemas.ts';
+import { CLAIM_DUE_ROWS } from '../../lib/outbox/held-claim.ts';
 import { rawDb } from '../helpers/db.ts';
 import { loggedUser, logRowsOf, serverNow } from '../helpers/general-log.ts';
 
@@ -202,5 +205,30 @@ describe('AiJob query plans', () => {
     expect(unused).toEqual([]);
     // 7 plain indexes + the idempotency key (docs/data-at-scale.md says why each exists).
     expect(indexes).toHaveLength(8);
+  });
+});
+
+describe('OutboxEvent: the scheduled claim', () => {
+  it('reads the due range of (status, availableAt) in order and stops at the batch, with a backlog behind it', { timeout: 60_000 }, async () => {
+    // 20,000 rows: 15,000 published, a backlog of 4,000 due, 1,000 due later (a retry's backoff).
+    await db.query(`
+      INSERT INTO OutboxEvent (id, eventType, aggregateType, aggregateId, dedupeKey, payload, queueName, messageGroupId, status,
+        attemptCount, availableAt, publishedAt, createdAt, updatedAt)
+      SELECT CONCAT('01OB', LPAD(i, 22, '0')), 'ai.job.enqueue', 'AiJob', CONCAT('01AG', LPAD(i, 22, '0')), CONCAT('k', i), '{}',
+        'interactive', 'g', IF(i <= 15000, 'published', 'pending'), 0,
+        IF(i > 19000, TIMESTAMP'2026-12-01 12:00:00' + INTERVAL i SECOND, TIMESTAMP'2026-12-01 12:00:00' - INTERVAL (20000 - i) SECOND),
+        IF(i <= 15000, TIMESTAMP'2026-12-01 00:00:00', NULL), NOW(3), NOW(3)
+      FROM (SELECT 1 + a.d + 10 * b.d + 100 * c.d + 1000 * e.d + 10000 * f.d AS i FROM ${DIGITS} a, ${DIGITS} b, ${DIGITS} c, ${DIGITS} e, ${DIGITS} f) n
+      WHERE i <= 20000`);
+    await db.query('ANALYZE TABLE `OutboxEvent`');
+    const [rows] = await db.query<mysql.RowDataPacket[]>(`EXPLAIN ${CLAIM_DUE_ROWS}`, [new Date('2026-12-01T12:00:00Z'), 500]);
+    const plan = (rows as unknown as PlanRow[])[0]!;
+    const claim = db.format(CLAIM_DUE_ROWS, [new Date('2026-12-01T12:00:00Z'), 500]);
+    const reads = await handlerReads(claim);
+    process.stdout.write(`${line('outbox: scheduled claim (500 of 4,000 due)', plan, `  (reads ${reads})`)}\n`);
+    // `range` over (status, availableAt): the due bound is part of the access, not a filter on every pending row.
+    expect(plan).toMatchObject({ key: 'OutboxEvent_status_availableAt_idx', type: 'range' });
+    expect(plan.Extra ?? '').not.toMatch(/filesort|temporary/);
+    expect(reads, claim).toBeLessThanOrEqual(3 * (500 + 1) + 4);
   });
 });

@@ -16,7 +16,7 @@ export const SET_ALLOW_LIST: readonly { pattern: RegExp; why: string }[] = [
   { pattern: /^SET NAMES \w+( COLLATE \w+)?$/, why: 'driver charset on connect; the proxy tracks NAMES' },
   {
     pattern: /^SET TRANSACTION ISOLATION LEVEL READ COMMITTED$/,
-    why: 'next transaction only, and always sent in the same COM_QUERY as its START TRANSACTION (checked below)',
+    why: 'next-transaction scope, untracked by the proxy: it pins but for the EXCLUDE_VARIABLE_SETS filter (test/infra/database-settings.test.ts), so it is always sent in the same COM_QUERY as its START TRANSACTION (checked below)',
   },
   {
     pattern: /^SET SESSION WAIT_TIMEOUT = (\?|\d+|DEFAULT)$/,

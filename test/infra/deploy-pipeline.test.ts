@@ -10,7 +10,7 @@ import { OutputFormat } from 'aws-cdk-lib/aws-lambda-nodejs';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { CREATE_REQUIRE_BANNER, ESBUILD_SETTINGS, lambdaBundling } from '../../infra/bundling.ts';
 import { loadStageConfig, StageConfigError } from '../../infra/config.ts';
-import { MIGRATIONS_SOURCE_DIR, migrationsHash } from '../../infra/migrations.ts';
+import { DEPLOY_RUN_CONTEXT, MIGRATIONS_SOURCE_DIR, migrationsHash } from '../../infra/migrations.ts';
 import { CDK_JSON, logicalIdOf, synthStack, type Synthesized } from './synth.ts';
 
 let dev: Synthesized;
@@ -64,6 +64,18 @@ describe('deploy-time migrations', () => {
     const proxy = data.node.findChild('Cluster').node.findChild('Proxy');
     const writer = data.node.findChild('Cluster').node.findChild('Writer');
     expect(dependsOn('MigrateOnDeploy')).toEqual(expect.arrayContaining([logicalIdOf(proxy), logicalIdOf(writer)]));
+  });
+
+  it('runs on every deployment, also with no migration pending: the trigger carries a run id new at each synth (or the deployRun context)', () => {
+    const runOf = (s: Synthesized) => s.template.toJSON().Resources.MigrateOnDeploy.Properties.DeployRun as unknown;
+    expect(runOf(dev)).toMatch(/^[0-9a-f-]{36}$/);
+    const again = synthStack({ [DEPLOY_RUN_CONTEXT]: 'pipeline-run-42' });
+    expect(runOf(again)).toBe('pipeline-run-42');
+    // Nothing else differs between two synths of the same code: the function's version, and so what it runs, stays.
+    const other = synthStack({ [DEPLOY_RUN_CONTEXT]: 'pipeline-run-43' });
+    const versionOf = (s: Synthesized) => s.template.toJSON().Resources.MigrateOnDeploy.Properties.HandlerArn as unknown;
+    expect(runOf(other)).toBe('pipeline-run-43');
+    expect(versionOf(other)).toEqual(versionOf(again));
   });
 
   it('re-runs when a migration changes: the hash of prisma/migrations is part of the function configuration', () => {

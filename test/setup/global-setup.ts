@@ -1,6 +1,7 @@
 /**
- * Runs once per `vitest run`: one database per worker on the real server at DATABASE_URL, each migrated by
- * the offline runner; SQS and other AWS-API emulators. Databases are dropped at the end unless
+ * Runs once per `vitest run`: the server at DATABASE_URL given production's sql_mode and time zone
+ * (./server-settings.ts), one database per worker on it, each migrated by the offline runner; SQS and other
+ * AWS-API emulators. Databases are dropped at the end unless
  * KEEP_TEST_DATABASES=1 (to inspect what a failing test left).
  */
 import mysql from 'mysql2/promise';
@@ -9,6 +10,7 @@ import { DEFAULT_DATABASE_URL, parseDatabaseUrl, withDatabase } from '../../lib/
 import { migrateDatabase } from '../../lib/db/migrator.ts';
 import { describeConnectionError } from '../../lib/db/connection-errors.ts';
 import { startEmulators } from '../helpers/aws-emulators.ts';
+import { pinTestServerSettings } from './server-settings.ts';
 import { TEST_WORKERS } from '../vitest.config.ts';
 
 declare module 'vitest' {
@@ -24,6 +26,8 @@ export default async function setup(project: TestProject) {
   const runId = `${process.pid}_${Date.now().toString(36)}`;
   const urls = Array.from({ length: TEST_WORKERS }, (_, i) => withDatabase(serverUrl, `aijobs_test_${runId}_${i + 1}`));
   try {
+    // Production's sql_mode (ONLY_FULL_GROUP_BY, strict) and UTC, before any test connects (./server-settings.ts).
+    await pinTestServerSettings(serverUrl);
     for (const url of urls) await migrateDatabase(url);
   } catch (err) {
     throw new Error(describeConnectionError(err, serverUrl), { cause: err });

@@ -664,12 +664,12 @@ export interface components {
                 };
             };
             outbox: {
-                /** @description Exact except `published` (see publishedIsEstimate) */
+                /** @description Outbox rows per status, exact (`published`: up to 100,000, see publishedCapped) */
                 byStatus: {
                     [key: string]: number;
                 };
-                /** @description `published` is the table's row estimate minus the other statuses */
-                publishedIsEstimate: boolean;
+                /** @description True when more than 100,000 published rows are kept: `published` is then 100,000, a lower bound */
+                publishedCapped: boolean;
             };
             queues: {
                 /** @enum {string} */
