@@ -107,6 +107,9 @@ export async function startLocalRuntime(o: LocalRuntimeOptions): Promise<LocalRu
 
   const jwtKey = o.jwtKey ?? (await loadOrCreateLocalJwtKey(DEFAULT_JWT_KEY_FILE));
   const oidc = localOidcFromEnv(env);
+  // The issuer the API handlers treat as the stage's (lib/api/auth.ts: a Cognito user pool's group lists split
+  // on spaces); the runtime's own tokens have another `iss` and keep the strict rule.
+  if (oidc) env.JWT_ISSUER ??= oidc.issuer;
   if (oidc) log(`console sign-in: OIDC at ${oidc.issuer} (client ${oidc.clientId}); its tokens are trusted too (LOCAL_OIDC_ISSUER)`);
   const localRoutes = createConsoleRoutes({
     distDir: o.consoleDistDir ?? DEFAULT_CONSOLE_DIST, jwtKey, audience: LOCAL_TOKEN_AUDIENCE, ...(oidc ? { oidc: { issuer: oidc.issuer, clientId: oidc.clientId } } : {}),
