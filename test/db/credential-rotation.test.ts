@@ -123,6 +123,11 @@ describe('a rotation of the database secret under a running runtime', () => {
     expect(job).toMatchObject({ lifecycleStatus: 'succeeded', attemptCount: 1 });
     expect(failures).toEqual([]);
     expect(counter.reads()).toBe(reads + 1); // the new credentials still hold: nothing read again
+
+    // An interactive transaction whose connection is refused is run again on the new pool (its callback had not started).
+    await rotate('rotated-again');
+    expect(await getPrisma().$transaction(async (tx) => tx.aiJob.count({ where: { id: after.id } }))).toBe(1);
+    expect(counter.reads()).toBe(reads + 2);
   }, 90_000);
 
   it('a wrong secret fails clearly after one read: 503 for the API, a redelivery for the consumer, no loop of reads', async () => {
