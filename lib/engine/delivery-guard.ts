@@ -17,9 +17,10 @@
  *
  * What can still outlive the wait, and why it is harmless: only a database statement on a connection that
  * went silent (no answer, no reset) — a killed connection or a refused one fails at once, a lock wait ends at
- * `innodb_lock_wait_timeout`, the provider call and the SQS calls are bounded. Then the guard gives up, logs
- * it, and makes the message visible only after the lease has surely expired (`leaseSeconds`), so the
- * redelivery takes the expired lease over instead of being acknowledged as a duplicate. Whatever the frozen
+ * `innodb_lock_wait_timeout`, the provider call, the SQS calls and the credential lookup's KMS and Secrets
+ * Manager calls are bounded. Then the guard gives up, logs it, and makes the message visible only after the
+ * lease has surely expired (`leaseSeconds`), so the redelivery takes the expired lease over instead of being
+ * acknowledged as a duplicate. Whatever the frozen
  * run does if it ever resumes is fenced by its lease (holder + lease version, ../jobs/lifecycle-repository.ts):
  * it can no longer change a job someone else has locked.
  *
