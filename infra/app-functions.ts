@@ -178,9 +178,12 @@ function retentionEnvironment(r: AppResources): Record<string, string> {
   };
 }
 
-/** Which token claim holds the caller's groups and which group is admin (lib/api/auth.ts reads these). */
+/**
+ * Which token claim holds the caller's groups and which group is admin, and the issuer the authorizer verifies:
+ * a Cognito user pool's flattened group lists split on spaces (lib/api/auth.ts reads these).
+ */
 function adminEnvironment(config: StageConfig): Record<string, string> {
-  return { ADMIN_CLAIM: config.adminClaim, ADMIN_GROUP: config.adminGroup };
+  return { ADMIN_CLAIM: config.adminClaim, ADMIN_GROUP: config.adminGroup, JWT_ISSUER: config.jwtIssuer };
 }
 
 function dbPool(connections: number): Record<string, string> {

@@ -5,6 +5,9 @@
  *
  * Lambdas reach the database only through the proxy, with the secret's user and password over TLS (the
  * proxy requires it): many short-lived Lambda connections become a few pooled database connections.
+ * The secret rotates every {@link DATABASE_SECRET_ROTATION_DAYS} days ({@link DataLayer.rotateSecret}); the
+ * proxy reads it itself, the functions read it again when a new connection is refused
+ * (lib/db/credential-rotation.ts).
  * The VPC spans the stage's `availabilityZones` (context) — RDS Proxy is not offered in every AZ — or, when
  * unset, the region's first two (`Fn::GetAZs`): either way the stack stays environment-agnostic (no lookups).
  * The cluster's log exports go to log groups created here with the stage's retention.
@@ -26,6 +29,9 @@ export const DATABASE_NAME = 'ai_jobs';
 const DATABASE_USER = 'ai_jobs_admin';
 /** Aurora log types exported to CloudWatch Logs (`/aws/rds/cluster/<cluster>/<type>`). */
 export const DATABASE_LOG_EXPORTS = ['error', 'slowquery'] as const;
+
+/** Days between two rotations of the database secret (Secrets Manager's default schedule). */
+export const DATABASE_SECRET_ROTATION_DAYS = 30;
 
 /** RDS Proxy's ConnectionBorrowTimeout: 5 s below the API functions' timeout. */
 export const PROXY_BORROW_TIMEOUT_SECONDS = API_FUNCTION_TIMEOUT_SECONDS - 5;
@@ -73,9 +79,10 @@ export class DataLayer extends Construct {
         removalPolicy: config.production ? RemovalPolicy.RETAIN : RemovalPolicy.DESTROY,
       })),
     });
-    if (config.vpcEndpoints) new ApiEndpoints(this, 'ApiEndpoints', { vpc: this.vpc, clients: this.lambdaSecurityGroup });
+    const endpoints = config.vpcEndpoints ? new ApiEndpoints(this, 'ApiEndpoints', { vpc: this.vpc, clients: this.lambdaSecurityGroup }) : undefined;
     this.cluster = this.createCluster(config);
     this.secret = this.cluster.secret!;
+    this.rotateSecret(endpoints);
     this.proxyName = `ai-jobs-${config.stage}`;
     this.proxy = this.createProxy(config);
     this.requireTls = config.database.requireTls;
@@ -142,8 +149,28 @@ export class DataLayer extends Construct {
       cloudwatchLogsExports: [...DATABASE_LOG_EXPORTS],
     });
     exportLogs.forEach((group) => cluster.node.addDependency(group));
-    acknowledgeClusterFindings(cluster, generatedSecret, production);
+    acknowledgeClusterFindings(cluster, production);
     return cluster;
+  }
+
+  /**
+   * Single-user rotation of the cluster's secret by Secrets Manager's hosted rotation function for MySQL (a
+   * serverless application in the stack), in the Lambda subnets: it reaches Secrets Manager through the NAT
+   * gateways, or the interface endpoint when `vpcEndpoints` is on (admitted on 443), and the cluster directly
+   * (admitted on 3306). Not rotated at deploy time (`rotateImmediatelyOnUpdate: false`): the migration step must
+   * not see the password change under it; the first rotation comes on schedule.
+   */
+  private rotateSecret(endpoints: ApiEndpoints | undefined): void {
+    const securityGroup = new ec2.SecurityGroup(this, 'SecretRotationSecurityGroup', {
+      vpc: this.vpc, description: 'Rotation of the database secret', allowAllOutbound: true,
+    });
+    this.cluster.addRotationSingleUser({
+      automaticallyAfter: Duration.days(DATABASE_SECRET_ROTATION_DAYS),
+      vpcSubnets: { subnetType: ec2.SubnetType.PRIVATE_WITH_EGRESS },
+      securityGroup,
+      rotateImmediatelyOnUpdate: false,
+    });
+    endpoints?.securityGroup.addIngressRule(securityGroup, ec2.Port.tcp(443), 'rotation of the database secret to Secrets Manager');
   }
 
   private createProxy(config: StageConfig): rds.DatabaseProxy {
@@ -177,7 +204,7 @@ export class DataLayer extends Construct {
 }
 
 /** cdk-nag findings on the cluster and its secret, and why they are accepted. */
-function acknowledgeClusterFindings(cluster: rds.DatabaseCluster, secret: rds.DatabaseSecret, production: boolean): void {
+function acknowledgeClusterFindings(cluster: rds.DatabaseCluster, production: boolean): void {
   acknowledge(cluster, 'AwsSolutions-RDS6',
     'Clients authenticate to RDS Proxy with the Secrets Manager secret (TLS required); nothing connects to the cluster with IAM');
   acknowledge(cluster, 'AwsSolutions-RDS11',
@@ -185,6 +212,4 @@ function acknowledgeClusterFindings(cluster: rds.DatabaseCluster, secret: rds.Da
   acknowledge(cluster, 'AwsSolutions-RDS14',
     'Recovery is point-in-time restore from continuous backups; Backtrack must be chosen at creation and bills per change record');
   if (!production) acknowledge(cluster, 'AwsSolutions-RDS10', 'Non-production stages are disposable; production sets deletion protection');
-  acknowledge(secret, 'AwsSolutions-SMG4',
-    'Rotation not set up yet: the proxy and functions read the secret at connect time, rotation needs a rotation Lambda in the VPC (follow-up)');
 }

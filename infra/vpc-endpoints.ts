@@ -29,10 +29,12 @@ export interface ApiEndpointsProps {
 /** One interface endpoint per {@link INTERFACE_ENDPOINT_SERVICES} entry, with private DNS, in the Lambda subnets. */
 export class ApiEndpoints extends Construct {
   readonly endpoints: ec2.InterfaceVpcEndpoint[];
+  /** The endpoints' security group: admits `clients` on 443 (and whoever else is added, e.g. the secret's rotation). */
+  readonly securityGroup: ec2.SecurityGroup;
 
   constructor(scope: Construct, id: string, props: ApiEndpointsProps) {
     super(scope, id);
-    const securityGroup = new ec2.SecurityGroup(this, 'SecurityGroup', {
+    const securityGroup = this.securityGroup = new ec2.SecurityGroup(this, 'SecurityGroup', {
       vpc: props.vpc, description: 'AWS API interface endpoints (HTTPS from the Lambdas only)', allowAllOutbound: false,
     });
     securityGroup.addIngressRule(props.clients, ec2.Port.tcp(443), 'Lambdas to AWS APIs');

@@ -10,8 +10,10 @@
  * - `DATABASE_CONNECTION_LIMIT` (optional): the pool size per container.
  *
  * {@link ensureDatabaseUrl} fetches the secret once per container, before the first database client is made,
- * and sets `DATABASE_URL`; with DATABASE_URL already set (local runs, tests) it does nothing. User and
- * password never appear in an error or a log line.
+ * and sets `DATABASE_URL`; with DATABASE_URL already set (local runs, tests) it does nothing.
+ * {@link refreshDatabaseUrl} reads the secret again (the secret rotates: the database refused the password a
+ * container read earlier; lib/db/credential-rotation.ts decides when). User and password never appear in an
+ * error or a log line.
  */
 import { GetSecretValueCommand } from '@aws-sdk/client-secrets-manager';
 import { createSecretsManagerClient, isTransientAwsError } from '../credentials/aws-clients.ts';
@@ -65,6 +67,25 @@ export function ensureDatabaseUrl(env: Env = process.env): Promise<void> {
       throw err;
     });
     pending.set(env, promise);
+  }
+  return promise;
+}
+
+const refreshing = new WeakMap<Env, Promise<boolean>>();
+
+/**
+ * Reads the secret again and sets `env.DATABASE_URL` from it; resolves whether the URL changed. Concurrent calls
+ * share one read. Without {@link DATABASE_SECRET_ARN_ENV} (a URL given directly) there is nothing to re-read:
+ * false.
+ * @throws DatabaseSecretUnavailableError / DatabaseSecretError as {@link ensureDatabaseUrl}
+ */
+export function refreshDatabaseUrl(env: Env = process.env): Promise<boolean> {
+  if (!env[DATABASE_SECRET_ARN_ENV]?.trim()) return Promise.resolve(false);
+  let promise = refreshing.get(env);
+  if (!promise) {
+    const before = env.DATABASE_URL;
+    promise = resolveDatabaseUrl(env).then(() => env.DATABASE_URL !== before).finally(() => refreshing.delete(env));
+    refreshing.set(env, promise);
   }
   return promise;
 }

@@ -48,15 +48,25 @@ export function createSecretsManagerClient(env: Env = process.env, overrides: Cl
 let kms: KMSClient | undefined;
 let secretsManager: SecretsManagerClient | undefined;
 
+/**
+ * Socket timeouts of the process-wide clients: an endpoint that accepts and never answers (a dropped VPC
+ * endpoint) fails the call with a TimeoutError — transient, so CredentialServiceUnavailableError — instead of
+ * holding a job's attempt past its abort (lib/engine/delivery-guard.ts). Three tries of at most 1 s to connect
+ * and 3 s to answer. (`throwOnRequestTimeout`: without it @smithy/node-http-handler 4 only warns.)
+ */
+export const PROCESS_CLIENT_TIMEOUTS: Readonly<NonNullable<ClientOverrides['requestHandler']>> = {
+  connectionTimeout: 1_000, requestTimeout: 3_000, throwOnRequestTimeout: true,
+};
+
 /** The process-wide KMS client (one per Lambda container), created from `process.env` on first use. */
 export function getKmsClient(): KMSClient {
-  kms ??= createKmsClient();
+  kms ??= createKmsClient(process.env, { requestHandler: { ...PROCESS_CLIENT_TIMEOUTS } });
   return kms;
 }
 
 /** The process-wide Secrets Manager client, created from `process.env` on first use. */
 export function getSecretsManagerClient(): SecretsManagerClient {
-  secretsManager ??= createSecretsManagerClient();
+  secretsManager ??= createSecretsManagerClient(process.env, { requestHandler: { ...PROCESS_CLIENT_TIMEOUTS } });
   return secretsManager;
 }
 

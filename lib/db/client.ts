@@ -6,9 +6,12 @@ import { PrismaMariaDb } from '@prisma/adapter-mariadb';
 import * as mariadb from 'mariadb';
 import { PrismaClient } from './generated/client.ts';
 import type { Prisma } from './generated/client.ts';
-import { databaseUrlFromEnv, parseDatabaseUrl, poolOptions } from './database-url.ts';
+import { parseDatabaseUrl, poolOptions } from './database-url.ts';
 import { closeAfterLargeStatements } from './large-statements.ts';
 import { guardAdapterFactory } from './text-guard.ts';
+import { sharedMember, type MemberInstance, type PoolHooks } from './credential-rotation.ts';
+import { recoveringPrisma } from './recovering-handles.ts';
+import { listen } from './sql-pool.ts';
 
 export type { Prisma };
 export type { AiJob, AiJobSnapshot, AiJobArtifact, AiJobTransition, OutboxEvent, AiUsageLog, UserModelCredential } from './generated/client.ts';
@@ -18,6 +21,11 @@ export type Db = PrismaDb | Prisma.TransactionClient;
 
 /** Creates a client on its own connection pool. Callers own it and must `$disconnect()` it. */
 export function createPrismaClient(url: string): PrismaDb {
+  return buildPrismaClient(url).instance;
+}
+
+/** A client and the count of its pool's open connections; `hooks` hear of the connections its pool opens. */
+function buildPrismaClient(url: string, hooks?: PoolHooks): MemberInstance<PrismaDb> {
   const s = parseDatabaseUrl(url);
   // Text protocol: the adapter's default sends every query as a server-side prepared statement, which pins
   // the session to one database connection behind RDS Proxy (docs/deploy.md).
@@ -27,11 +35,25 @@ export function createPrismaClient(url: string): PrismaDb {
   // Our pool, so that a connection that sent a statement over 16 KB is closed after it, ending RDS Proxy's pin
   // (./large-statements.ts); `prepareCacheLength: 0` is what the adapter sets on a pool of its own, and the
   // adapter ends the pool when the client disconnects.
-  const pool = closeAfterLargeStatements(lazyPool(() => mariadb.createPool({ ...poolOptions(s), multipleStatements: true, prepareCacheLength: 0 })));
+  let created: mariadb.Pool | undefined;
+  const pool = closeAfterLargeStatements(lazyPool(() => {
+    created = mariadb.createPool({ ...poolOptions(s), multipleStatements: true, prepareCacheLength: 0 });
+    if (hooks) listen(created, hooks);
+    return created;
+  }));
   const adapter = guardAdapterFactory(new PrismaMariaDb(pool, { database: s.database, useTextProtocol: true, disposeExternalPool: true }));
   // Generous waits: under concurrency a transaction may queue for a pooled connection; the defaults
   // (2 s wait, 5 s run) turn a busy moment into P2028 errors.
-  return new PrismaClient({ adapter, transactionOptions: { maxWait: 10_000, timeout: 15_000 } });
+  const client = new PrismaClient({ adapter, transactionOptions: { maxWait: 10_000, timeout: 15_000 } });
+  return {
+    instance: client,
+    connections: () => created?.totalConnections() ?? 0,
+    // The pool first: the client's own disconnect waits for queries still queued for a connection.
+    end: async () => {
+      await created?.end().catch(() => undefined);
+      await client.$disconnect().catch(() => undefined);
+    },
+  };
 }
 
 /**
@@ -54,19 +76,22 @@ function lazyPool(create: () => mariadb.Pool): mariadb.Pool {
   });
 }
 
-let shared: PrismaDb | undefined;
+const shared = sharedMember<PrismaDb>({ create: buildPrismaClient });
+let handle: PrismaDb | undefined;
 
-/** The process-wide client (one per Lambda container), created on first use from DATABASE_URL. */
+/**
+ * The process-wide client (one per Lambda container), created on first use from DATABASE_URL: a stable handle
+ * over the current generation's client, whose calls survive a rotation of the database secret
+ * (./credential-rotation.ts).
+ */
 export function getPrisma(): PrismaDb {
-  shared ??= createPrismaClient(databaseUrlFromEnv());
-  return shared;
+  handle ??= recoveringPrisma(shared);
+  return handle;
 }
 
-/** Closes the process-wide client (tests, local runtime shutdown). */
+/** Closes the process-wide client (tests, local runtime shutdown); the next use opens another. */
 export async function closePrisma(): Promise<void> {
-  const client = shared;
-  shared = undefined;
-  await client?.$disconnect();
+  await shared.close();
 }
 
 /**

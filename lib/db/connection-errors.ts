@@ -49,8 +49,9 @@ const UNAVAILABLE_CODES: ReadonlySet<string> = new Set([
   // Prisma: can't reach, timed out, server closed the connection, pool timeout, transaction API failure
   // (a transaction whose connection died, or that could not start in time), connection error.
   'P1001', 'P1002', 'P1008', 'P1017', 'P2024', 'P2028', 'P2039',
-  // Ours: the database's secret could not be read from Secrets Manager (lib/config/database-secret.ts).
-  'DATABASE_SECRET_UNAVAILABLE',
+  // Ours: the database's secret could not be read from Secrets Manager (lib/config/database-secret.ts), or the
+  // database refused its credentials even after a fresh read (lib/db/credential-rotation.ts).
+  'DATABASE_SECRET_UNAVAILABLE', 'DATABASE_CREDENTIALS_REJECTED',
 ]);
 
 /**
@@ -152,4 +153,30 @@ export function isLockWaitTimeout(err: unknown): boolean {
 /** A deadlock or a lock-wait timeout: contention, never the client's fault and never a 500. */
 export function isLockConflict(err: unknown): boolean {
   return isDeadlock(err) || isLockWaitTimeout(err);
+}
+
+/** MySQL/MariaDB's ER_ACCESS_DENIED_ERROR; RDS Proxy answers the same to a password its secret does not hold. */
+const ER_ACCESS_DENIED = 1045;
+
+/**
+ * True when a connection was refused for its credentials: errno 1045 (`ER_ACCESS_DENIED_ERROR`) — the server's
+ * answer, and RDS Proxy's (`ERROR 1045 (28000): Access denied for user …`, RDS Proxy troubleshooting, MySQL) —
+ * or Prisma's adapter kind for it. Nothing ran on such a connection.
+ */
+export function isAuthenticationFailure(err: unknown): boolean {
+  return anyInChain(err, (e) => e.errno === ER_ACCESS_DENIED || e.code === 'ER_ACCESS_DENIED_ERROR' || e.code === ER_ACCESS_DENIED
+    || e.originalCode === String(ER_ACCESS_DENIED) || e.kind === 'AuthenticationFailed');
+}
+
+/**
+ * mariadb pool errors raised before a connection was handed out: acquire timeout (45028), pool ending (45037)
+ * or closed (45027), no connection (45061), not initialised (45060); Prisma's pool timeout (P2024). The
+ * statement that asked never ran.
+ */
+const ACQUISITION_ERRNOS: ReadonlySet<number> = new Set([45027, 45028, 45037, 45060, 45061]);
+
+/** True when `err` says no connection was handed out, so the statement never reached the server. */
+export function isConnectionAcquisitionFailure(err: unknown): boolean {
+  return anyInChain(err, (e) => (typeof e.errno === 'number' && ACQUISITION_ERRNOS.has(e.errno))
+    || (typeof e.code === 'number' && ACQUISITION_ERRNOS.has(e.code)) || ACQUISITION_ERRNOS.has(Number(e.originalCode)) || e.code === 'P2024');
 }

@@ -2,13 +2,16 @@
  * A raw driver pool for hot paths where Prisma's per-query cost dominates (bench/create.ts measured an
  * interactive Prisma transaction of four inserts at ~0.3× a raw driver transaction). It uses the `mariadb`
  * driver that Prisma's adapter already ships, so Lambda bundles carry one MySQL driver, not two. Same
- * DATABASE_URL, its own small pool.
+ * DATABASE_URL, its own small pool. The process-wide pool ({@link getSqlPool}) is rebuilt when the database
+ * secret rotates (./credential-rotation.ts).
  */
 import * as mariadb from 'mariadb';
-import { databaseUrlFromEnv, parseDatabaseUrl, poolOptions } from './database-url.ts';
+import { parseDatabaseUrl, poolOptions } from './database-url.ts';
 import type { SqlStatement } from './sql.ts';
 import { closeAfterLargeStatements } from './large-statements.ts';
 import { guardSqlPool } from './text-guard.ts';
+import { sharedMember, type PoolHooks } from './credential-rotation.ts';
+import { recoveringHandle } from './recovering-handles.ts';
 
 /** The raw driver pool type (hot-path repositories take one). */
 export type SqlPool = mariadb.Pool;
@@ -16,31 +19,48 @@ export type SqlPool = mariadb.Pool;
 /** What runs a statement: the pool, or one of its connections (inside a transaction it holds). */
 export type SqlRunner = Pick<SqlPool, 'query'>;
 
-let pool: SqlPool | undefined;
-
 /**
  * A new raw pool for a DATABASE_URL: text protocol only (`query`, never `execute`: no server-side prepared
  * statements), multi-statement so a transaction is one round trip, and the shared pool sizing of
- * {@link poolOptions}.
+ * {@link poolOptions}. `hooks` hear of the connections it opens and fails to open.
  */
-export function createSqlPool(databaseUrl: string): SqlPool {
+export function createSqlPool(databaseUrl: string, hooks?: PoolHooks): SqlPool {
+  const pool = mariadb.createPool({
+    ...poolOptions(parseDatabaseUrl(databaseUrl)), multipleStatements: true, insertIdAsNumber: true, bigIntAsNumber: true,
+  });
+  if (hooks) listen(pool, hooks);
   // Guarded: ill-formed text throws IllFormedTextError instead of being stored as `?` (./text-guard.ts).
   // A connection that sent a statement over 16 KB is closed after it, ending RDS Proxy's pin (./large-statements.ts).
-  return guardSqlPool(closeAfterLargeStatements(mariadb.createPool({
-    ...poolOptions(parseDatabaseUrl(databaseUrl)), multipleStatements: true, insertIdAsNumber: true, bigIntAsNumber: true,
-  })));
+  return guardSqlPool(closeAfterLargeStatements(pool));
 }
 
-/** The process-wide raw pool for DATABASE_URL, created on first use. */
+/** Passes a mariadb pool's connection events to `hooks` (`error`: a connection could not be opened). */
+export function listen(pool: mariadb.Pool, hooks: PoolHooks): void {
+  const events = pool as unknown as { on(event: string, listener: (arg: unknown) => void): unknown };
+  events.on('error', (err) => hooks.onConnectionError(err));
+  events.on('connection', () => hooks.onConnected());
+}
+
+const shared = sharedMember<SqlPool>({
+  create: (url, hooks) => {
+    const pool = createSqlPool(url, hooks);
+    return { instance: pool, connections: () => pool.totalConnections(), end: () => pool.end() };
+  },
+});
+
+let handle: SqlPool | undefined;
+
+/**
+ * The process-wide raw pool for DATABASE_URL, created on first use: a stable handle over the current
+ * generation's pool, whose calls survive a rotation of the database secret (./credential-rotation.ts).
+ */
 export function getSqlPool(): SqlPool {
-  pool ??= createSqlPool(databaseUrlFromEnv());
-  return pool;
+  handle ??= recoveringHandle(shared, ['query', 'getConnection', 'batch', 'execute']);
+  return handle;
 }
 
 export async function closeSqlPool(): Promise<void> {
-  const p = pool;
-  pool = undefined;
-  await p?.end();
+  await shared.close();
 }
 
 /** A driver error from MySQL/MariaDB, e.g. `ER_DUP_ENTRY`. */

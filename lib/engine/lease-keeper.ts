@@ -4,6 +4,8 @@
  *   neither the reaper nor SQS hands the job to someone else while it is still running;
  * - every `cancelPollMs` (1 s): read `cancelRequestedAt`, so a cancel aborts the provider call within ~2 s.
  * It aborts the attempt's controller with the reason (JobCancelledError or LeaseLostError); it never throws.
+ * Once the controller is aborted it starts nothing new; its stop waits for a tick in flight, so a run that
+ * has returned has no heartbeat of its own left running (../engine/delivery-guard.ts relies on it).
  */
 import type { Db } from '../db/client.ts';
 import { extendLock, type LeaseFence } from '../jobs/lifecycle-repository.ts';
@@ -29,13 +31,14 @@ export interface LeaseKeeperOptions {
   onError?: (err: unknown) => void;
 }
 
-/** Starts the timers; call the returned function to stop them (always, in a finally). */
-export function keepLease(o: LeaseKeeperOptions): () => void {
+/**
+ * Starts the timers; call the returned function to stop them (always, in a finally, and await it): it resolves
+ * once no tick is in flight.
+ */
+export function keepLease(o: LeaseKeeperOptions): () => Promise<void> {
   let lastHeartbeat = Date.now();
-  let busy = false;
+  let inFlight: Promise<void> | undefined;
   const tick = async () => {
-    if (busy || o.controller.signal.aborted) return;
-    busy = true;
     try {
       if (Date.now() - lastHeartbeat >= o.timing.heartbeatMs) {
         lastHeartbeat = Date.now();
@@ -48,12 +51,16 @@ export function keepLease(o: LeaseKeeperOptions): () => void {
     } catch (err) {
       if (err instanceof LeaseLostError) o.controller.abort(err);
       else o.onError?.(err);
-    } finally {
-      busy = false;
     }
   };
-  const timer = setInterval(() => void tick(), Math.min(o.timing.cancelPollMs, o.timing.heartbeatMs));
-  return () => clearInterval(timer);
+  const timer = setInterval(() => {
+    if (inFlight || o.controller.signal.aborted) return;
+    inFlight = tick().finally(() => (inFlight = undefined));
+  }, Math.min(o.timing.cancelPollMs, o.timing.heartbeatMs));
+  return async () => {
+    clearInterval(timer);
+    await inFlight;
+  };
 }
 
 async function cancelRequested(db: Db, jobId: string): Promise<boolean> {

@@ -8,7 +8,7 @@ import { MetricUnit } from '@aws-lambda-powertools/metrics';
 import type { JobMessage } from '../queue/job-message.ts';
 import { CancelRequestedError, LeaseLostError, StaleTransitionError } from '../jobs/lifecycle-errors.ts';
 import { InfrastructureError, JobCancelledError, JobTimeoutError, asJobFailure } from '../jobs/failures.ts';
-import { DeliveryTimeoutError } from './delivery-guard.ts';
+import { DeliveryAbandonedError } from './delivery-guard.ts';
 import type { EngineDeps, MessageControl } from './engine-deps.ts';
 import type { RunOutcome } from './outcome.ts';
 import { prepare, type Prepared } from './prepare.ts';
@@ -40,8 +40,10 @@ async function execute(p: Prepared, deps: EngineDeps, control: MessageControl, a
     () => controller.abort(new JobTimeoutError(job.timeoutMs, def.execution.abortStrategy === 'retry')),
     job.timeoutMs,
   );
+  // Abandoned by the consumer (./delivery-guard.ts): the attempt stops, also when that happened before it began.
   const abandon = () => controller.abort(control.abandoned?.reason);
   control.abandoned?.addEventListener('abort', abandon, { once: true });
+  if (control.abandoned?.aborted) abandon();
   const stopLease = keepLease({
     db: deps.db, jobId: job.id, fence, controller, timing: deps.timing, extendVisibility: control.extendVisibility,
     onError: (err) => deps.logger.warn('lease keeper error', { jobId: job.id, error: errorName(err) }),
@@ -56,14 +58,14 @@ async function execute(p: Prepared, deps: EngineDeps, control: MessageControl, a
   } finally {
     clearTimeout(timer);
     await stream.close();
-    stopLease();
+    await stopLease();
     control.abandoned?.removeEventListener('abort', abandon);
   }
   if ('error' in attempt) {
     const reason: unknown = controller.signal.aborted ? controller.signal.reason : attempt.error;
     if (reason instanceof LeaseLostError) throw reason;
-    // Abandoned by the consumer (a hung call): the platform's failure, settled as infrastructure.
-    const failure = reason instanceof DeliveryTimeoutError ? new InfrastructureError(reason.message, { cause: reason }) : asJobFailure(reason);
+    // Abandoned by the consumer (a hung call, a stopping consumer): the platform's failure, settled as infrastructure.
+    const failure = reason instanceof DeliveryAbandonedError ? new InfrastructureError(reason.message, { cause: reason }) : asJobFailure(reason);
     return settleFailure(job, def, fence, failure, job.errorCode, deps);
   }
   const { result } = attempt;

@@ -1,12 +1,17 @@
 /**
  * Admin is exact: a table of claim shapes → admin or not, through `callerOf` (the function both Lambdas use),
  * for the default policy (`cognito:groups` holds `SUPER_ADMIN`) and a per-stage one (`roles` holds `ops-admin`).
- * API Gateway HTTP API forwards an array claim as its elements joined by single spaces in brackets, so only
- * the one-element form `[SUPER_ADMIN]` is unambiguous; every near-miss below must be refused.
+ * API Gateway HTTP API forwards an array claim as its elements joined by single spaces in brackets, so for an
+ * issuer whose group names may contain spaces only the one-element form `[SUPER_ADMIN]` is unambiguous; every
+ * near-miss below must be refused. Where the stage's issuer is a Cognito user pool (group names without
+ * whitespace), the flattened list splits on spaces: an admin in several groups is an admin, through the
+ * handler too.
  */
-import { describe, expect, it } from 'vitest';
-import { adminPolicyFromEnv, callerOf, claimGrantsGroup, type AdminPolicy } from '../../lib/api/auth.ts';
+import { afterEach, describe, expect, it } from 'vitest';
+import { createAdminApiHandler } from '../../lib/api/admin-api.ts';
+import { adminPolicyFromEnv, callerOf, claimGrantsGroup, isCognitoUserPoolIssuer, type AdminPolicy } from '../../lib/api/auth.ts';
 import { ConfigurationError } from '../../lib/config/aws.ts';
+import { apiEvent, invoke, userClaims } from '../helpers/api-events.ts';
 
 const DEFAULT: AdminPolicy = { claim: 'cognito:groups', group: 'SUPER_ADMIN' };
 const caller = (claims: Record<string, unknown>, policy = DEFAULT) =>
@@ -93,5 +98,67 @@ describe('a per-stage policy (roles holds ops-admin)', () => {
       expect(() => adminPolicyFromEnv({ ADMIN_GROUP: group })).toThrow(ConfigurationError);
       expect(claimGrantsGroup(`[${group}]`, group)).toBe(false);
     }
+  });
+});
+
+const POOL = 'https://cognito-idp.eu-west-1.amazonaws.com/eu-west-1_AbC123xyz';
+const COGNITO: AdminPolicy = { ...DEFAULT, cognitoIssuer: POOL };
+
+describe('a stage whose issuer is a Cognito user pool (group names cannot contain whitespace)', () => {
+  const fromPool = (groups: unknown, iss: unknown = POOL) => caller({ iss, [G]: groups }, COGNITO).isAdmin;
+
+  it.each([
+    ['[teachers SUPER_ADMIN]', true],
+    ['[SUPER_ADMIN teachers]', true],
+    ['[a b SUPER_ADMIN c]', true],
+    ['[SUPER_ADMIN]', true],
+    ['[[x] SUPER_ADMIN]', true], // brackets are punctuation, allowed in a Cognito group name
+    ['[teachers NOT_SUPER_ADMIN]', false],
+    ['[teachers super_admin]', false],
+    ['[teachers SUPER_ADMIN_X]', false],
+    ['[teachers [SUPER_ADMIN]]', false],
+    ['[teachers,SUPER_ADMIN]', false],
+    ['teachers SUPER_ADMIN', false], // not the flattened form: no brackets
+    ['[teachers SUPER_ADMIN', false],
+    ['[]', false],
+    ['["teachers","SUPER_ADMIN"]', false],
+  ])('%s → admin %s', (value, admin) => {
+    expect(fromPool(value)).toBe(admin);
+  });
+
+  it('keeps the strict rule for a token of another issuer (the local runtime also trusts its own)', () => {
+    expect(fromPool('[teachers SUPER_ADMIN]', 'ai-jobs-local')).toBe(false);
+    expect(fromPool('[teachers SUPER_ADMIN]', `${POOL}/`)).toBe(false);
+    expect(caller({ [G]: '[teachers SUPER_ADMIN]' }, COGNITO).isAdmin).toBe(false); // no iss
+    expect(fromPool('[SUPER_ADMIN]', 'ai-jobs-local')).toBe(true);
+  });
+
+  it('is chosen by JWT_ISSUER: a user pool URL splits, any other issuer keeps the strict rule', () => {
+    expect(adminPolicyFromEnv({ JWT_ISSUER: POOL })).toEqual(COGNITO);
+    for (const issuer of ['https://login.example.org/', 'https://cognito-idp.eu-west-1.amazonaws.com/', 'http://cognito-idp.eu-west-1.amazonaws.com/eu-west-1_Abc',
+      'https://cognito-idp.eu-west-1.amazonaws.com/us-east-1_Abc', 'https://cognito-idp.eu-west-1.amazonaws.com.evil.example/eu-west-1_Abc', `${POOL}/`]) {
+      expect(isCognitoUserPoolIssuer(issuer), issuer).toBe(false);
+      expect(adminPolicyFromEnv({ JWT_ISSUER: issuer })).toEqual(DEFAULT);
+    }
+    expect(isCognitoUserPoolIssuer('https://cognito-idp.cn-north-1.amazonaws.com.cn/cn-north-1_Abc')).toBe(true);
+  });
+});
+
+describe('the admin API with a Cognito issuer (the handler, as API Gateway invokes it)', () => {
+  const saved = process.env.JWT_ISSUER;
+  afterEach(() => {
+    if (saved === undefined) delete process.env.JWT_ISSUER;
+    else process.env.JWT_ISSUER = saved;
+  });
+  const reaperReport = (claims: Record<string, string>) =>
+    invoke(createAdminApiHandler(), apiEvent('GET /admin-api/ai/reaper/report', { claims: userClaims('admin-7', claims) }));
+
+  it('opens to an admin in several groups from the user pool, and stays closed to the same claim from another issuer', async () => {
+    process.env.JWT_ISSUER = POOL;
+    expect((await reaperReport({ iss: POOL, [G]: '[teachers SUPER_ADMIN]' })).status).toBe(200);
+    expect((await reaperReport({ iss: 'https://login.example.org/', [G]: '[teachers SUPER_ADMIN]' })).status).toBe(403);
+    expect((await reaperReport({ iss: POOL, [G]: '[teachers staff]' })).status).toBe(403);
+    process.env.JWT_ISSUER = 'https://login.example.org/';
+    expect((await reaperReport({ iss: 'https://login.example.org/', [G]: '[teachers SUPER_ADMIN]' })).status).toBe(403);
   });
 });

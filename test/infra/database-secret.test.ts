@@ -3,10 +3,10 @@
  * moto_server (or LocalStack when AWS_ENDPOINT_URL points there).
  */
 import { randomUUID } from 'node:crypto';
-import { CreateSecretCommand } from '@aws-sdk/client-secrets-manager';
+import { CreateSecretCommand, PutSecretValueCommand } from '@aws-sdk/client-secrets-manager';
 import { afterAll, describe, expect, it } from 'vitest';
 import { createSecretsManagerClient } from '../../lib/credentials/aws-clients.ts';
-import { DatabaseSecretError, DatabaseSecretUnavailableError, databaseUrlFromSecret, ensureDatabaseUrl } from '../../lib/config/database-secret.ts';
+import { DatabaseSecretError, DatabaseSecretUnavailableError, databaseUrlFromSecret, ensureDatabaseUrl, refreshDatabaseUrl } from '../../lib/config/database-secret.ts';
 import { isDatabaseUnavailable } from '../../lib/db/connection-errors.ts';
 import { parseDatabaseUrl } from '../../lib/db/database-url.ts';
 
@@ -94,6 +94,26 @@ describe('ensureDatabaseUrl', () => {
 
   it('refuses to start with neither DATABASE_URL nor DATABASE_SECRET_ARN', async () => {
     await expect(ensureDatabaseUrl({})).rejects.toBeInstanceOf(DatabaseSecretError);
+  });
+});
+
+describe('refreshDatabaseUrl (the secret rotated)', () => {
+  it('reads the secret again and says whether DATABASE_URL changed; concurrent calls share one read', async () => {
+    const arn = await createSecret(rdsSecret);
+    const env = lambdaEnv({ DATABASE_SECRET_ARN: arn });
+    await ensureDatabaseUrl(env);
+    expect(await refreshDatabaseUrl(env)).toBe(false);
+    await secrets.send(new PutSecretValueCommand({ SecretId: arn, SecretString: JSON.stringify({ ...rdsSecret, password: 'rotated' }) }));
+    const first = refreshDatabaseUrl(env);
+    expect(refreshDatabaseUrl(env)).toBe(first);
+    expect(await first).toBe(true);
+    expect(parseDatabaseUrl(env.DATABASE_URL!).password).toBe('rotated');
+  });
+
+  it('has nothing to read when the URL was given directly', async () => {
+    const env = { DATABASE_URL: 'mysql://root@127.0.0.1:3306/x' };
+    expect(await refreshDatabaseUrl(env)).toBe(false);
+    expect(env.DATABASE_URL).toBe('mysql://root@127.0.0.1:3306/x');
   });
 });
 

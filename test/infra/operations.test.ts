@@ -110,10 +110,10 @@ describe('admin routes', () => {
     for (const [, route] of resources(dev, 'AWS::ApiGatewayV2::Route')) expect(route.Properties.AuthorizationScopes).toBeUndefined();
   });
 
-  it('give both API functions the admin claim and group (defaults cognito:groups and SUPER_ADMIN)', () => {
+  it('give both API functions the admin claim and group (defaults cognito:groups and SUPER_ADMIN) and the issuer the authorizer verifies', () => {
     for (const fn of ['ApiUser', 'ApiAdmin']) {
-      expect(envOf(dev, fn), fn).toMatchObject({ ADMIN_CLAIM: 'cognito:groups', ADMIN_GROUP: 'SUPER_ADMIN' });
-      expect(envOf(prod, fn), fn).toMatchObject({ ADMIN_CLAIM: 'groups', ADMIN_GROUP: 'platform-admins' });
+      expect(envOf(dev, fn), fn).toMatchObject({ ADMIN_CLAIM: 'cognito:groups', ADMIN_GROUP: 'SUPER_ADMIN', JWT_ISSUER: 'https://auth.example.com/' });
+      expect(envOf(prod, fn), fn).toMatchObject({ ADMIN_CLAIM: 'groups', ADMIN_GROUP: 'platform-admins', JWT_ISSUER: 'https://login.example.org/' });
     }
   });
 });

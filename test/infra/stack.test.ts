@@ -66,6 +66,37 @@ describe('database', () => {
     }
   });
 
+  it('rotates the secret the proxy and every function read, every 30 days, with the hosted single-user rotation, never during a deployment', () => {
+    const [, schedule] = only(dev, 'AWS::SecretsManager::RotationSchedule');
+    expect(schedule.Properties).toMatchObject({ RotateImmediatelyOnUpdate: false, RotationRules: { ScheduleExpression: 'rate(30 days)' } });
+    const secretId = referencedId(schedule.Properties.SecretId);
+    expect(referencedId(only(dev, 'AWS::RDS::DBProxy')[1].Properties.Auth[0].SecretArn)).toBe(secretId);
+    for (const [id, fn] of appFunctions(dev)) expect(referencedId(fn.Properties.Environment.Variables.DATABASE_SECRET_ARN), id).toBe(secretId);
+    // AWS's rotation function for MySQL, deployed from the Serverless Application Repository.
+    const [appId, app] = only(dev, 'AWS::Serverless::Application');
+    expect(referencedId(schedule.Properties.RotationLambdaARN)).toBe(appId);
+    expect(JSON.stringify(dev.template.toJSON().Mappings)).toContain('SecretsManagerRDSMySQLRotationSingleUser');
+  });
+
+  it('runs the rotation in the Lambda subnets (NAT to Secrets Manager), admitted by the cluster on its port and by the API endpoints on 443', () => {
+    const data = dev.stack.data!;
+    const [, app] = only(dev, 'AWS::Serverless::Application');
+    const lambdaSubnets = data.vpc.privateSubnets.map(logicalIdOf);
+    const joined = app.Properties.Parameters.vpcSubnetIds['Fn::Join'][1].filter((part: unknown) => part !== ',').map(referencedId);
+    expect(joined).toEqual(lambdaSubnets);
+    const rotationSg = logicalIdOf(data.node.findChild('SecretRotationSecurityGroup'));
+    expect(referencedId(app.Properties.Parameters.vpcSecurityGroupIds)).toBe(rotationSg);
+    const clusterSg = logicalIdOf(data.node.findChild('Cluster').node.findChild('SecurityGroup'));
+    dev.template.hasResourceProperties('AWS::EC2::SecurityGroupIngress', {
+      GroupId: { 'Fn::GetAtt': [clusterSg, 'GroupId'] }, SourceSecurityGroupId: { 'Fn::GetAtt': [rotationSg, 'GroupId'] },
+    });
+    const withEndpoints = synthStack({ vpcEndpoints: true });
+    const endpointsSg = logicalIdOf(withEndpoints.stack.node.findChild('Data').node.findChild('ApiEndpoints').node.findChild('SecurityGroup'));
+    withEndpoints.template.hasResourceProperties('AWS::EC2::SecurityGroupIngress', {
+      GroupId: { 'Fn::GetAtt': [endpointsSg, 'GroupId'] }, FromPort: 443, ToPort: 443, SourceSecurityGroupId: { 'Fn::GetAtt': [rotationSg, 'GroupId'] },
+    });
+  }, 60_000);
+
   it('keeps data on delete in prod (retained, deletion-protected cluster and secret) and snapshots dev', () => {
     expect(only(prod, 'AWS::RDS::DBCluster')[1]).toMatchObject({ DeletionPolicy: 'Retain', Properties: { DeletionProtection: true } });
     expect(only(dev, 'AWS::RDS::DBCluster')[1].DeletionPolicy).toBe('Snapshot');

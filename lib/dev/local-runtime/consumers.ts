@@ -14,7 +14,12 @@ import type { LeaseTiming } from '../../engine/lease-keeper.ts';
 import { JOB_QUEUE_NAMES, type QueueName } from '../../queue/queue-definitions.ts';
 import { startPoller, type Poller } from './queue-poller.ts';
 
-/** How long a stop waits for in-flight jobs; later ones are left to the reaper (their lease expires). */
+/**
+ * How long a stop waits for in-flight jobs. A stop abandons them first (their attempts are aborted and settled
+ * as the platform's failure: lease released, attempt given back), so they normally end within moments; one
+ * that does not (a statement on a silent connection) is cut off with the thread, and the next run of the
+ * runtime recovers it (./boot-recovery.ts), as after a crash.
+ */
 export const SHUTDOWN_GRACE_MS = 15_000;
 
 /** Batches handled at once per queue (the consumer Lambdas' concurrency, locally). */
@@ -23,24 +28,29 @@ export const CONSUMER_CONCURRENCY = { interactive: 4, background: 2 } as const;
 export type QueueTargets = Record<QueueName, { queueUrl: string; queueArn: string }>;
 
 export interface Consumers {
-  /** Stops receiving; resolves when in-flight batches are done or the grace period is over. */
+  /**
+   * Stops receiving and abandons the deliveries in flight (their jobs are given back, ../../engine/delivery-guard.ts);
+   * resolves when they are done or the grace period is over.
+   */
   stop(): Promise<void>;
 }
 
 /** The pollers on this thread, feeding `engine`. */
 export function startConsumers(o: { queues: QueueTargets; engine: EngineDeps; log(line: string): void }): Consumers {
   const sqs = createSqsClient();
+  const stopping = new AbortController();
   const pollers: Poller[] = JOB_QUEUE_NAMES.map((name) => {
     const { queueUrl, queueArn } = o.queues[name];
     return startPoller({
       sqs, queueUrl, queueArn, concurrency: CONSUMER_CONCURRENCY[name], batchSize: 10,
       onError: (err) => o.log(`${name} consumer: ${(err as Error).name}: ${(err as Error).message}`),
-      handle: (event) => consumeBatch(event, { queueUrl, sqs, engine: o.engine }),
+      handle: (event) => consumeBatch(event, { queueUrl, sqs, engine: o.engine, stopping: stopping.signal }),
     });
   });
   return {
     stop: async () => {
       const drained = Promise.all(pollers.map((p) => p.stop()));
+      stopping.abort();
       const timedOut = new Promise<'timeout'>((r) => setTimeout(() => r('timeout'), SHUTDOWN_GRACE_MS).unref());
       if ((await Promise.race([drained, timedOut])) === 'timeout') {
         o.log('some jobs were still running; their leases will expire and the reaper will hand them out again');

@@ -100,6 +100,9 @@ export async function startLocalRuntime(o: LocalRuntimeOptions): Promise<LocalRu
 
   const jwtKey = o.jwtKey ?? (await loadOrCreateLocalJwtKey(DEFAULT_JWT_KEY_FILE));
   const oidc = localOidcFromEnv(env);
+  // The issuer the API handlers treat as the stage's (lib/api/auth.ts: a Cognito user pool's group lists split
+  // on spaces); the runtime's own tokens have another `iss` and keep the strict rule.
+  if (oidc) env.JWT_ISSUER ??= oidc.issuer;
   // Before any publisher exists (the consumer thread reads the environment when it starts).
   const realtime = o.realtimePort === false ? undefined : await startLocalRealtime(env, {
     port: o.realtimePort ?? 0, host: o.host ?? '127.0.0.1', jwtKey, audience: LOCAL_TOKEN_AUDIENCE, ...(oidc ? { oidc } : {}),
