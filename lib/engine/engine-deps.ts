@@ -11,6 +11,7 @@ import type { JobDefinitionRegistry } from '../jobs/registry.ts';
 import type { ResultProjector } from '../jobs/projector.ts';
 import type { LeaseTiming } from './lease-keeper.ts';
 import type { PriceFn } from './usage-ledger.ts';
+import type { OpenAttemptStream } from '../stream/attempt-stream.ts';
 
 export interface GenerateOptions {
   tier: string;
@@ -37,6 +38,11 @@ export interface EngineDeps {
   timing: LeaseTiming;
   /** Optional observation points on the attempt path; absent in production. */
   checkpoints?: EngineCheckpoints;
+  /**
+   * Opens an attempt's segment of the job's stream log (lib/stream/attempt-appender.ts); absent: the attempt
+   * streams nothing.
+   */
+  openAttemptStream?: OpenAttemptStream;
 }
 
 /**

@@ -82,6 +82,9 @@ async function seed(watermarks: boolean): Promise<void> {
     data: all.map((jobId) => ({ ...business(jobId), ordinal: 0, question: 'q', options: ['a', 'b'], answerIndex: 0, explanation: 'e', difficulty: 'easy' })),
   });
   await prisma.flashcard.createMany({ data: all.map((jobId) => ({ ...business(jobId), ordinal: 0, front: 'f', back: 'b' })) });
+  await prisma.aiJobStreamChunk.createMany({
+    data: all.flatMap((jobId) => [2, 3].map((seq) => ({ jobId, seq, attempt: 1, type: 'text' as const, field: 'f', content: 'x', createdAt: daysAgo(40) }))),
+  });
   const ledger = (jobId: string, ageDays: number) => ({
     id: newId(), jobId, userId: 'user-1', attemptNo: 1, provider: 'mock', model: 'm', credentialMode: 'platform_key' as const,
     priceVersion: 'p', latencyMs: 1, createdAt: daysAgo(ageDays),
