@@ -1,7 +1,9 @@
 /** Stream-log helpers for tests: a job with a real log, a publisher that records, and the whole log read back. */
 import type mysql from 'mysql2/promise';
-import type { AiJob } from '../../lib/db/client.ts';
+import { getPrisma, type AiJob } from '../../lib/db/client.ts';
+import { newId } from '../../lib/db/ids.ts';
 import { createJob } from '../../lib/jobs/create-job.ts';
+import { createJob as createJobRow } from '../../lib/jobs/lifecycle-repository.ts';
 import type { StreamPublisher, StreamPush, StreamEntry } from '../../lib/stream/protocol.ts';
 import { readStreamPage } from '../../lib/stream/stream-log.ts';
 import { rawDb } from './db.ts';
@@ -24,6 +26,19 @@ export async function createQueuedJob(userId = 'user-1'): Promise<AiJob> {
     { eagerDispatch: null },
   );
   return job;
+}
+
+/**
+ * A queued synthetic job with its `queued` entry but no enqueue message: nothing but the test moves it (a running
+ * local runtime's dispatcher and consumers never see it).
+ */
+export async function createJobWithoutMessage(userId: string): Promise<AiJob> {
+  return getPrisma().$transaction((tx) => createJobRow(tx, {
+    id: newId(), userId, jobType: 'synthetic_job', triggerType: 'user', targetType: 'user', targetId: userId, idempotencyKey: null,
+    inputHash: '0'.repeat(64), queueName: 'interactive', priority: 50, maxAttempts: 3, timeoutMs: 30_000, inputSchemaVersion: 'v1',
+    outputSchemaVersion: 'v1', promptKey: 'synthetic', promptVersion: 'v1', modelTier: 'fast', credentialMode: 'platform_key',
+    credentialId: null, parentJobId: null,
+  }, { actor: 'test', reason: 'created' }));
 }
 
 /** The job's whole log, page after page (pages of `pageSize`). */
