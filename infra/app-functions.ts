@@ -186,12 +186,13 @@ export const DB_POOL = {
 
 /** The stage's retention settings, as lib/maintenance/retention-config.ts reads them. */
 function retentionEnvironment(r: AppResources): Record<string, string> {
-  const { outboxPublishedDays, outboxFailedDays, usageLedgerDays, revokedCredentialDays } = r.config.retention;
+  const { outboxPublishedDays, outboxFailedDays, usageLedgerDays, revokedCredentialDays, streamDays } = r.config.retention;
   return {
     [RETENTION_ENV.outboxPublishedDays]: String(outboxPublishedDays),
     [RETENTION_ENV.outboxFailedDays]: String(outboxFailedDays),
     [RETENTION_ENV.usageLedgerDays]: String(usageLedgerDays),
     [RETENTION_ENV.revokedCredentialDays]: String(revokedCredentialDays),
+    [RETENTION_ENV.streamDays]: String(streamDays),
   };
 }
 

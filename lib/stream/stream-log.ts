@@ -5,9 +5,12 @@
  * one round trip on the raw pool, through the primary key of the chunks and the (jobId, seq) index of the
  * transitions; nothing is read beyond the page.
  *
- * A page is always a run of consecutive `seq`s from `after + 1`: the tables are read by separate statements (each
- * its own snapshot), so one may show an entry committed after the other's read; a page stops before the first
- * missing `seq` (it is committed and comes with the next page: `seq` order is commit order).
+ * A page holds every entry between `after` and its last one. While the job runs, that is a run of consecutive
+ * `seq`s from `after + 1`: the tables are read by separate statements (each its own snapshot), so one may show an
+ * entry committed after the other's read; the page stops before the first missing `seq` (it is committed and
+ * comes with the next page: `seq` order is commit order). Once the job is finished (its row is read first), every
+ * entry is committed before the read, so a missing `seq` is one retention deleted (a chunk, docs/streaming.md):
+ * the page steps over it.
  */
 import type { AiJob } from '../db/client.ts';
 import { getSqlPool, type SqlRunner } from '../db/sql-pool.ts';
@@ -56,16 +59,17 @@ export async function readStreamPage(jobId: string, after: number, opts: { limit
     ...transitions.map((t) => statusEntryOfTransition(t, job)),
     ...chunks.map(chunkEntry),
   ].sort((a, b) => a.seq - b.seq);
+  const terminal = isTerminal(job.lifecycleStatus);
   const entries: StreamEntry[] = [];
   for (const entry of merged) {
-    if (entries.length === limit || entry.seq !== after + entries.length + 1) break;
+    if (entries.length === limit || (!terminal && entry.seq !== after + entries.length + 1)) break;
     entries.push(entry);
   }
   const lastSeq = Math.max(Number(job.lastSeq), merged.at(-1)?.seq ?? 0);
   const read = entries.at(-1)?.seq ?? after;
   return {
     job: { id: job.id, userId: job.userId, jobType: job.jobType, lifecycleStatus: job.lifecycleStatus },
-    page: { jobId, entries, lastSeq, hasMore: read < lastSeq, terminal: isTerminal(job.lifecycleStatus) },
+    page: { jobId, entries, lastSeq, hasMore: terminal ? entries.length === limit && read < lastSeq : read < lastSeq, terminal },
   };
 }
 

@@ -154,11 +154,12 @@ describe('functions', () => {
     for (const c of asyncConfigs) expect(c).toMatchObject({ MaximumRetryAttempts: 0, MaximumEventAgeInSeconds: 60, Qualifier: '$LATEST' });
   });
 
-  it('gives the maintenance function the stage\'s retention settings (defaults: 7 days, keep, 400 days, 30 days)', () => {
+  it('gives the maintenance function the stage\'s retention settings (defaults: 7 days, keep, 400 days, 30 days, 7 days)', () => {
     expect(envOf(dev, 'Maintenance')).toMatchObject({
       RETENTION_OUTBOX_PUBLISHED_DAYS: '7', RETENTION_OUTBOX_FAILED_DAYS: 'keep', RETENTION_USAGE_LEDGER_DAYS: '400',
-      RETENTION_REVOKED_CREDENTIAL_DAYS: '30',
+      RETENTION_REVOKED_CREDENTIAL_DAYS: '30', RETENTION_STREAM_DAYS: '7',
     });
+    expect(envOf(synthStack({ retentionStreamDays: 'keep' }), 'Maintenance').RETENTION_STREAM_DAYS).toBe('keep');
   });
 
   it('has an EventBridge bus for domain events, named after the stage and given to the dispatcher', () => {

@@ -5,7 +5,7 @@
  */
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { applyStreamEntries, emptyReaderState, type StreamReaderState } from '../../lib/stream/reader-state.ts';
+import { applyStreamEntries, applyStreamPage, emptyReaderState, type StreamReaderState } from '../../lib/stream/reader-state.ts';
 import { streamEntrySchema, type StatusEntry, type StreamEntry } from '../../lib/stream/protocol.ts';
 
 const AT = '2026-12-05T10:00:00.000Z';
@@ -67,16 +67,19 @@ describe('the reader state', () => {
   it('shows exactly the log, whatever the order, repetition and loss of pushes and the backfills after gaps', () => {
     fc.assert(fc.property(logArb.chain((log) => fc.tuple(fc.constant(log), stepsArb(log.length), fc.integer({ min: 1, max: 5 }))), ([log, steps, pageSize]) => {
       let state = emptyReaderState();
-      const page = (s: StreamReaderState, size: number) => log.filter((e) => e.seq > s.lastSeq).slice(0, size);
+      const page = (s: StreamReaderState, size: number) => {
+        const entries = log.filter((e) => e.seq > s.lastSeq).slice(0, size);
+        return { entries, lastSeq: log.length, hasMore: (entries.at(-1)?.seq ?? s.lastSeq) < log.length };
+      };
       for (const step of steps) {
-        state = applyStreamEntries(state, 'push' in step ? [log[step.push]!] : page(state, step.backfill));
+        state = 'push' in step ? applyStreamEntries(state, [log[step.push]!]) : applyStreamPage(state, state.lastSeq, page(state, step.backfill));
         expect(shown(state)).toEqual(expectedView(log, state.lastSeq));
         // A gap is reported exactly while entries past it are held.
         expect(state.backfillFrom).toBe(state.held.length > 0 ? state.lastSeq : undefined);
         expect(state.held.every((e) => e.seq > state.lastSeq + 1)).toBe(true);
       }
       // The reader backfills from where it is until the log is read.
-      for (let guard = 0; state.lastSeq < log.length && guard <= log.length; guard += 1) state = applyStreamEntries(state, page(state, pageSize));
+      for (let guard = 0; state.lastSeq < log.length && guard <= log.length; guard += 1) state = applyStreamPage(state, state.lastSeq, page(state, pageSize));
       expect(shown(state)).toEqual(expectedView(log, log.length));
       expect(state.held).toEqual([]);
       expect(state.terminal).toBe(['succeeded', 'failed', 'cancelled'].includes((log.at(-1) as StatusEntry | undefined)?.status ?? ''));
@@ -101,5 +104,20 @@ describe('the reader state', () => {
     expect(state).toMatchObject({ lastSeq: 2, backfillFrom: 2, text: { f: '12' } });
     state = applyStreamEntries(state, [e(3), e(4)]);
     expect(state).toMatchObject({ lastSeq: 5, backfillFrom: undefined, held: [], text: { f: '12345' } });
+  });
+
+  it('steps over the seqs a finished job\'s page says are gone (chunks deleted by retention), and holds nothing', () => {
+    const e = (seq: number, rest: Record<string, unknown>) => streamEntrySchema.parse({ seq, at: AT, attempt: 1, ...rest });
+    // A push of seq 3 arrived before retention deleted seqs 3-4; the final page of the finished job has 1, 2 and 5.
+    let state = applyStreamEntries(emptyReaderState(), [e(3, { type: 'text', field: 'f', delta: 'gone' })]);
+    expect(state.backfillFrom).toBe(0);
+    state = applyStreamPage(state, 0, {
+      entries: [e(1, { type: 'status', status: 'queued', attempt: 0 }), e(2, { type: 'status', status: 'running' }), e(5, { type: 'status', status: 'succeeded', resultUrl: '/r' })],
+      lastSeq: 5, hasMore: false,
+    });
+    expect(state).toMatchObject({ lastSeq: 5, held: [], backfillFrom: undefined, terminal: true, status: { status: 'succeeded' } });
+    // A page asked from further on than the reader is says nothing of what lies before it.
+    const ahead = applyStreamPage(emptyReaderState(), 3, { entries: [e(5, { type: 'status', status: 'cancelled' })], lastSeq: 5, hasMore: false });
+    expect(ahead).toMatchObject({ lastSeq: 0, backfillFrom: 0 });
   });
 });
