@@ -41,6 +41,9 @@ const TRANSITIONS_SQL = `SELECT seq, toStatus, errorCode, publicMessage, retryAt
 const CHUNKS_SQL = `SELECT seq, attempt, type, field, itemIndex, content, createdAt
   FROM \`AiJobStreamChunk\` WHERE jobId = ? AND seq > ? ORDER BY seq LIMIT ?`;
 
+/** The reads' SQL, for the tests that EXPLAIN them (test/stream/stream-log.test.ts). */
+export const STREAM_READ_SQL = { job: JOB_SQL, transitions: TRANSITIONS_SQL, chunks: CHUNKS_SQL } as const;
+
 type JobRow = StreamRead['job'] & { lastSeq: number };
 type ChunkRow = { seq: number; attempt: number; type: 'text' | 'item'; field: string; itemIndex: number | null; content: string; createdAt: Date };
 

@@ -9,7 +9,8 @@ import { lockJob, markFailed, releaseLock } from '../../lib/jobs/lifecycle-repos
 import { createAttemptStreams } from '../../lib/stream/attempt-appender.ts';
 import { registerStreamPublisher } from '../../lib/stream/publisher-registry.ts';
 import type { StreamPublisher } from '../../lib/stream/protocol.ts';
-import { readStreamHead, readStreamPage } from '../../lib/stream/stream-log.ts';
+import { STREAM_READ_SQL, readStreamHead, readStreamPage } from '../../lib/stream/stream-log.ts';
+import type mysql from 'mysql2/promise';
 import { rawDb } from '../helpers/db.ts';
 import { createQueuedJob, recordingPublisher, wholeLog } from '../helpers/stream-helpers.ts';
 
@@ -80,5 +81,24 @@ describe('status entries', () => {
       ['queued', 0], ['running', 1], ['queued', 1], ['running', 2], ['failed', 2],
     ]);
     expect(log.at(-1)).toMatchObject({ error: { code: 'PROVIDER_UNAVAILABLE', message: 'The AI provider is unavailable' } });
+  });
+});
+
+describe('the reads\' plans', () => {
+  it('reach every row through an index: the job by primary key, the chunks by theirs, the transitions by (jobId, seq)', async () => {
+    const jobs = await Promise.all(Array.from({ length: 4 }, () => finishedLog()));
+    const raw = await rawDb();
+    const explain = async (sql: string, values: unknown[]) => (await raw.query<mysql.RowDataPacket[]>(`EXPLAIN ${sql}`, values))[0];
+    const id = jobs[1]!.id;
+    const head = await explain(STREAM_READ_SQL.job, [id]);
+    expect([head[0]!.table, head[0]!.key, head[0]!.type]).toEqual(['j', 'PRIMARY', 'const']);
+    // The chunks' highest seq: one dive into their primary key (MariaDB resolves the MAX from the index itself).
+    expect(head[1]!.key === 'PRIMARY' || /Select tables optimized away/.test(String(head[1]!.Extra)), JSON.stringify(head[1])).toBe(true);
+    const transitions = await explain(STREAM_READ_SQL.transitions, [id, 3, 200]);
+    expect(transitions.map((r) => [r.key, r.type])).toEqual([['AiJobTransition_jobId_seq_key', 'range']]);
+    expect(String(transitions[0]!.Extra)).not.toMatch(/filesort/);
+    const chunks = await explain(STREAM_READ_SQL.chunks, [id, 3, 200]);
+    expect(chunks.map((r) => [r.key, r.type])).toEqual([['PRIMARY', 'range']]);
+    expect(String(chunks[0]!.Extra)).not.toMatch(/filesort/);
   });
 });
