@@ -13,15 +13,23 @@ import { JobNotFoundError, LeaseLostError, StaleTransitionError } from './lifecy
 import { explainRefusal } from './lifecycle-refusals.ts';
 import { isTerminal, type JobState, type TransitionName } from './states.ts';
 import { NEXT_STATUS_SEQ } from './stream-seq.ts';
-import type { LeaseFence, TransitionMeta } from './lifecycle-repository.ts';
 
 /** Columns an edge sets besides the state, `updatedAt` and `statusSeq`. */
 export type JobColumns = Partial<Record<
   'lockedBy' | 'lockUntil' | 'errorCode' | 'publicErrorMessage' | 'internalErrorMessage' | 'finishedAt', SqlValue
 >>;
 
+/** The lease an edge is fenced by (./lifecycle-repository.ts `LeaseFence`). */
+interface Fence {
+  holder: string | null;
+  leaseVersion: number;
+}
+
 /** What an edge records beyond the columns: who and why, and what its status entry shows. */
-export interface EdgeMeta extends TransitionMeta {
+export interface EdgeMeta {
+  /** Who moved the job (./lifecycle-repository.ts `TransitionMeta`). */
+  actor: string;
+  reason?: string | undefined;
   errorCode?: string;
   /** The public error of a failure or scheduled retry (the status entry's `error.message`). */
   publicMessage?: string;
@@ -34,7 +42,7 @@ export interface EdgeMeta extends TransitionMeta {
 
 /** running → `to`, fenced by the lease (holder and version). */
 export async function fencedTransition(
-  db: Db, jobId: string, fence: LeaseFence, via: TransitionName, to: JobState, meta: EdgeMeta, columns: JobColumns,
+  db: Db, jobId: string, fence: Fence, via: TransitionName, to: JobState, meta: EdgeMeta, columns: JobColumns,
 ): Promise<AiJob> {
   return published(db, inTransaction(db, async (tx) => {
     const count = await tx.$executeRawUnsafe(...update(jobId, to, meta, columns, 'lifecycleStatus = \'running\' AND lockedBy <=> ? AND leaseVersion = ?', [fence.holder, fence.leaseVersion]));

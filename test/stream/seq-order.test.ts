@@ -9,7 +9,7 @@ import { getPrisma } from '../../lib/db/client.ts';
 import { lockJob, markCancelled, markFailed, releaseLock } from '../../lib/jobs/lifecycle-repository.ts';
 import { createAttemptStreams } from '../../lib/stream/attempt-appender.ts';
 import type { StreamEntry } from '../../lib/stream/protocol.ts';
-import { createQueuedJob, seqsInOneSnapshot, wholeLog } from '../helpers/stream-helpers.ts';
+import { createQueuedJob, seqsInOneSnapshot, until, wholeLog } from '../helpers/stream-helpers.ts';
 
 const db = getPrisma();
 const failure = { actor: 'reaper', errorCode: 'LEASE_EXPIRED', publicMessage: 'The job stopped responding and could not be completed' };
@@ -37,6 +37,8 @@ async function raceOne(race: Race, delayMs: number): Promise<{ jobId: string; ga
       if (seqs.some((s, i) => s !== i + 1)) gaps.push(seqs);
     }
   })();
+  // The race starts once the attempt is streaming (its first chunk is in), then after a varying delay.
+  await until(async () => (await seqsInOneSnapshot(job.id)).length > 2, 'the first chunk');
   await sleep(delayMs);
   if (race === 'cancel') await markCancelled(db, job.id, { actor: 'engine', fence });
   if (race === 'fail') await markFailed(db, job.id, fence, failure);
