@@ -45,6 +45,7 @@ const SCENARIOS: Record<Target, Scenario> = {
   Minimal: { event: {}, describe: 'minimal handler', needsDb: false },
   ApiUser: { event: apiEvent('GET /api/ai/jobs/{jobId}'), describe: 'GET without JWT claims (401)', needsDb: false },
   ApiAdmin: { event: apiEvent('GET /admin-api/ai/stats'), describe: 'GET without JWT claims (401)', needsDb: false },
+  ApiStream: { event: apiEvent('GET /api/ai/jobs/{jobId}/stream'), describe: 'GET without JWT claims (401)', needsDb: false },
   ConsumerInteractive: { event: { Records: [] }, describe: 'empty SQS batch', needsDb: false },
   ConsumerBackground: { event: { Records: [] }, describe: 'empty SQS batch', needsDb: false },
   Dispatcher: { event: tick, describe: 'scheduled tick, empty outbox (DB)', needsDb: true },

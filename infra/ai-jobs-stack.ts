@@ -70,8 +70,8 @@ export class AiJobsStack extends Stack {
     this.functions = createAppFunctions(this, {
       config, database, queues, bus, credentialsKey, platformSecret, migrationsHash: migrationsHash(),
     });
-    const { apiUser, apiAdmin, consumers, dispatcher, reaper, maintenance, migrate } = this.functions;
-    const served = [apiUser, apiAdmin, consumers.interactive, consumers.background, dispatcher, reaper, maintenance];
+    const { apiUser, apiAdmin, apiStream, consumers, dispatcher, reaper, maintenance, migrate } = this.functions;
+    const served = [apiUser, apiAdmin, apiStream, consumers.interactive, consumers.background, dispatcher, reaper, maintenance];
     deployTimeMigrations(this, {
       migrate, after: this.data ? [this.data] : [], before: served,
       logRetention: retentionOf(config.logRetentionDays), production: config.production,
@@ -82,7 +82,7 @@ export class AiJobsStack extends Stack {
     this.realtime = config.target === 'aws' ? new JobsRealtime(this, 'Realtime', { config, publishers }) : undefined;
     // LocalStack's free tier has no API Gateway v2: there the local runtime serves the API (docs/deploy.md).
     if (config.target === 'aws') {
-      const http = new JobsHttpApi(this, 'Http', { config, userFunction: apiUser, adminFunction: apiAdmin });
+      const http = new JobsHttpApi(this, 'Http', { config, userFunction: apiUser, adminFunction: apiAdmin, streamFunction: apiStream });
       new AdminConsole(this, 'Console', { config, apiUrl: http.stage.url });
     }
     everyMinute(this, 'DispatcherSchedule', dispatcher);

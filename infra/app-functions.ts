@@ -1,10 +1,11 @@
 /**
- * The eight Lambdas, their environment and their permissions. Least privilege, spelled out per function
+ * The nine Lambdas, their environment and their permissions. Least privilege, spelled out per function
  * (explicit actions rather than CDK's broader `grant*` helpers where those add actions we never call):
  *
  * - ApiUser: sqs:SendMessage on the 2 job queues (eager dispatch); kms:GenerateDataKey on the credentials key.
  * - ApiAdmin: sqs:SendMessage on the 2 job queues (retry → eager dispatch); sqs:GetQueueAttributes on the
  *   queues and DLQs (stats).
+ * - ApiStream: nothing beyond the database (it reads a job's stream log).
  * - Consumer*: its own queue through the event source mapping (receive, delete, ChangeMessageVisibility);
  *   kms:Decrypt; GetSecretValue on the platform provider secret.
  * - Dispatcher: sqs:SendMessage on the 2 job queues; events:PutEvents on the bus.
@@ -25,10 +26,12 @@ import type { NodejsFunction } from 'aws-cdk-lib/aws-lambda-nodejs';
 import type * as secretsmanager from 'aws-cdk-lib/aws-secretsmanager';
 import type { Construct } from 'constructs';
 import { RETENTION_ENV } from '../lib/maintenance/retention-config.ts';
+import { READ_RESERVE_ENV, STREAM_FUNCTION_TIMEOUT_SECONDS } from '../lib/stream/long-poll.ts';
 import { JOB_QUEUE_NAMES, type QueueName } from '../lib/queue/queue-definitions.ts';
 import { createAppFunction, type DatabaseAccess, type FunctionContext } from './app-function.ts';
 import { BUNDLED_MIGRATIONS_DIR, type LambdaName } from './bundling.ts';
 import { API_FUNCTION_TIMEOUT_SECONDS, type StageConfig } from './config.ts';
+import { PROXY_BORROW_TIMEOUT_SECONDS } from './data-layer.ts';
 import type { JobQueues } from './job-queues.ts';
 
 export interface AppResources {
@@ -45,6 +48,8 @@ export interface AppResources {
 export interface AppFunctions {
   apiUser: NodejsFunction;
   apiAdmin: NodejsFunction;
+  /** The stream routes (a job's stream log, long-polled): a timeout of its own, longer than the API functions'. */
+  apiStream: NodejsFunction;
   consumers: Record<QueueName, NodejsFunction>;
   dispatcher: NodejsFunction;
   reaper: NodejsFunction;
@@ -67,6 +72,10 @@ export function createAppFunctions(scope: Construct, r: AppResources): AppFuncti
   const admin = adminEnvironment(r.config);
   const apiUser = create('ApiUser', { ...api, environment: { ...queueEnv, ...admin, ...dbPool(DB_POOL.api), CREDENTIALS_KMS_KEY_ID: r.credentialsKey.keyArn } });
   const apiAdmin = create('ApiAdmin', { ...api, environment: { ...queueEnv, ...dlqEnv, ...admin, ...dbPool(DB_POOL.api) } });
+  const apiStream = create('ApiStream', {
+    timeout: Duration.seconds(STREAM_FUNCTION_TIMEOUT_SECONDS), memoryMb: 512,
+    environment: { ...admin, ...dbPool(DB_POOL.api), [READ_RESERVE_ENV]: String(streamReadReserveMs()) },
+  });
   const dispatcher = create('Dispatcher', { timeout: Duration.seconds(55), environment: { ...queueEnv, ...dbPool(DB_POOL.dispatcher) } });
   const reaper = create('Reaper', { timeout: Duration.seconds(60), environment: { ...dlqEnv, ...dbPool(DB_POOL.reaper) } });
   const maintenance = create('Maintenance', { timeout: Duration.minutes(2), environment: { ...retentionEnvironment(r), ...dbPool(DB_POOL.maintenance) } });
@@ -86,7 +95,15 @@ export function createAppFunctions(scope: Construct, r: AppResources): AppFuncti
   allow(dispatcher, ['sqs:SendMessage'], jobQueueArns);
   r.bus.grantPutEventsTo(dispatcher);
   allow(reaper, ['sqs:ReceiveMessage', 'sqs:ChangeMessageVisibility'], deadLetterArns);
-  return { apiUser, apiAdmin, consumers, dispatcher, reaper, maintenance, migrate };
+  return { apiUser, apiAdmin, apiStream, consumers, dispatcher, reaper, maintenance, migrate };
+}
+
+/**
+ * What a long-poll keeps back from its deadline before it starts a read (lib/stream/long-poll.ts): RDS Proxy's
+ * borrow timeout — how long a read may wait for a database connection — plus a second to answer.
+ */
+export function streamReadReserveMs(): number {
+  return (PROXY_BORROW_TIMEOUT_SECONDS + 1) * 1000;
 }
 
 function createConsumer(
@@ -169,12 +186,13 @@ export const DB_POOL = {
 
 /** The stage's retention settings, as lib/maintenance/retention-config.ts reads them. */
 function retentionEnvironment(r: AppResources): Record<string, string> {
-  const { outboxPublishedDays, outboxFailedDays, usageLedgerDays, revokedCredentialDays } = r.config.retention;
+  const { outboxPublishedDays, outboxFailedDays, usageLedgerDays, revokedCredentialDays, streamDays } = r.config.retention;
   return {
     [RETENTION_ENV.outboxPublishedDays]: String(outboxPublishedDays),
     [RETENTION_ENV.outboxFailedDays]: String(outboxFailedDays),
     [RETENTION_ENV.usageLedgerDays]: String(usageLedgerDays),
     [RETENTION_ENV.revokedCredentialDays]: String(revokedCredentialDays),
+    [RETENTION_ENV.streamDays]: String(streamDays),
   };
 }
 

@@ -83,6 +83,7 @@ export interface LambdaEntry {
 export const LAMBDA_ENTRIES = {
   ApiUser: { entry: 'functions/api-user.ts' },
   ApiAdmin: { entry: 'functions/api-admin.ts' },
+  ApiStream: { entry: 'functions/api-stream.ts' },
   ConsumerInteractive: { entry: 'functions/consumer-interactive.ts' },
   ConsumerBackground: { entry: 'functions/consumer-background.ts' },
   Dispatcher: { entry: 'functions/dispatcher.ts' },

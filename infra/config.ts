@@ -80,7 +80,11 @@ export interface StageConfig {
   mockAiBaseUrl: string | undefined;
   logRetentionDays: number;
   /** Retention run (functions/maintenance.ts); `keep` never deletes. Defaults in lib/maintenance/retention-config.ts. */
-  retention: { outboxPublishedDays: number; outboxFailedDays: number | 'keep'; usageLedgerDays: number | 'keep'; revokedCredentialDays: number | 'keep' };
+  retention: {
+    outboxPublishedDays: number; outboxFailedDays: number | 'keep'; usageLedgerDays: number | 'keep'; revokedCredentialDays: number | 'keep';
+    /** Days a finished job's stream chunks are kept (docs/streaming.md). */
+    streamDays: number | 'keep';
+  };
   /** The admin console's own host name (needs {@link consoleCertificateArn}); default the CloudFront domain. */
   consoleDomainName: string | undefined;
   /** An ACM certificate in us-east-1 for {@link consoleDomainName}. */
@@ -125,6 +129,7 @@ const DEFAULTS: Flat = {
   retentionOutboxFailedDays: 'keep',
   retentionUsageLedgerDays: 400,
   retentionRevokedCredentialDays: 30,
+  retentionStreamDays: 7,
   target: 'aws',
   localDatabaseUrl: 'mysql://root@mysql:3306/ai_jobs',
 };
@@ -177,6 +182,7 @@ export function loadStageConfig(node: Node): StageConfig {
       outboxFailedDays: raw('retentionOutboxFailedDays') === 'keep' ? 'keep' : r.num('retentionOutboxFailedDays', 1, 36500),
       usageLedgerDays: raw('retentionUsageLedgerDays') === 'keep' ? 'keep' : r.num('retentionUsageLedgerDays', 1, 36500),
       revokedCredentialDays: raw('retentionRevokedCredentialDays') === 'keep' ? 'keep' : r.num('retentionRevokedCredentialDays', 1, 36500),
+      streamDays: raw('retentionStreamDays') === 'keep' ? 'keep' : r.num('retentionStreamDays', 1, 36500),
     },
     consoleDomainName: optionalString(raw('consoleDomainName')),
     consoleCertificateArn: optionalString(raw('consoleCertificateArn')),

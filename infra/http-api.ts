@@ -1,6 +1,7 @@
 /**
- * The HTTP API: one route per entry of lib/api/routes.ts, user routes to the user Lambda and admin routes to
- * the admin Lambda, every route behind the JWT authorizer (issuer and audience from context). The admin
+ * The HTTP API: one route per entry of lib/api/routes.ts, user routes to the user Lambda, admin routes to the
+ * admin Lambda and stream routes to the stream Lambda, every route behind the JWT authorizer (issuer and
+ * audience from context). The admin
  * Lambda also checks the caller's `SUPER_ADMIN` role itself (lib/api/auth.ts); an optional `adminScope`
  * makes API Gateway require an OAuth scope on admin routes as well. Throttling is set on the stage.
  *
@@ -15,7 +16,7 @@ import { AccessLogFormat } from 'aws-cdk-lib/aws-apigateway';
 import type * as lambda from 'aws-cdk-lib/aws-lambda';
 import * as logs from 'aws-cdk-lib/aws-logs';
 import { Construct } from 'constructs';
-import { ADMIN_ROUTES, USER_ROUTES, type ApiRoute } from '../lib/api/routes.ts';
+import { ADMIN_ROUTES, STREAM_ROUTES, USER_ROUTES, type ApiRoute } from '../lib/api/routes.ts';
 import { retentionOf } from './app-function.ts';
 import type { StageConfig } from './config.ts';
 
@@ -35,6 +36,8 @@ export interface JobsHttpApiProps {
   config: StageConfig;
   userFunction: lambda.IFunction;
   adminFunction: lambda.IFunction;
+  /** The stream routes' function (STREAM_ROUTES): its owner routes are user routes, its admin routes admin routes. */
+  streamFunction: lambda.IFunction;
 }
 
 /** Fields of each access log line (HTTP API `$context` variables). */
@@ -79,6 +82,9 @@ export class JobsHttpApi extends Construct {
     this.addRoutes(USER_ROUTES, new HttpLambdaIntegration('UserIntegration', props.userFunction), authorizer, []);
     const adminScopes = config.adminScope ? [config.adminScope] : [];
     this.addRoutes(ADMIN_ROUTES, new HttpLambdaIntegration('AdminIntegration', props.adminFunction), authorizer, adminScopes);
+    const stream = new HttpLambdaIntegration('StreamIntegration', props.streamFunction);
+    this.addRoutes(STREAM_ROUTES.filter((r) => r.access === 'owner'), stream, authorizer, []);
+    this.addRoutes(STREAM_ROUTES.filter((r) => r.access === 'admin'), stream, authorizer, adminScopes);
     new CfnOutput(scope, 'ApiUrl', { value: this.stage.url });
   }
 
@@ -105,7 +111,7 @@ export class JobsHttpApi extends Construct {
  * response headers in {@link CORS_EXPOSED_HEADERS} (API Gateway adds them to the integration's answers).
  */
 function corsOf(origins: string[]): apigw.CorsPreflightOptions {
-  const methods = [...new Set([...USER_ROUTES, ...ADMIN_ROUTES].map((route) => apigw.CorsHttpMethod[route.method]))];
+  const methods = [...new Set([...USER_ROUTES, ...ADMIN_ROUTES, ...STREAM_ROUTES].map((route) => apigw.CorsHttpMethod[route.method]))];
   return {
     allowOrigins: origins,
     allowHeaders: CORS_ALLOWED_HEADERS,

@@ -33,7 +33,7 @@ export function createAdminApiHandler(overrides: Partial<AdminApiDeps> = {}, log
   return createRouter({
     routes: ADMIN_ROUTES,
     operations: ADMIN_OPERATIONS,
-    authenticate: adminCallerOf,
+    authenticate: (event) => adminCallerOf(event),
     deps: () => (deps ??= { ...defaultAdminApiDeps(logger), ...overrides }),
     logger,
   });

@@ -8,10 +8,10 @@ import { jobRegistry, type JobDefinitionRegistry } from '../jobs/registry.ts';
 import { JOB_RESULT_READERS } from './job-results.ts';
 import { QUERY_SCHEMAS, idempotencyKeySchema, jobIdSchema, putCredentialBodySchema } from './request-schemas.ts';
 import { responseSchemas } from './response-schemas.ts';
-import { ADMIN_ROUTES, USER_ROUTES, type AdminAction, type ApiRoute, type UserAction } from './routes.ts';
+import { ADMIN_ROUTES, STREAM_ROUTES, USER_ROUTES, type AdminAction, type ApiRoute, type StreamAction, type UserAction } from './routes.ts';
 
 type Json = Record<string, unknown>;
-type Action = UserAction | AdminAction;
+type Action = UserAction | AdminAction | StreamAction;
 
 const COMPONENTS = '#/components/schemas/';
 const ref = (id: string) => ({ $ref: `${COMPONENTS}${id}` });
@@ -37,7 +37,21 @@ const ACTIONS: Record<Action, { tag: string; success: Record<number, string | nu
   adminUsage: { tag: 'admin', success: { 200: 'UsageReport' }, errors: [403] },
   adminUsageByUser: { tag: 'admin', success: { 200: 'UsageReport' }, errors: [403] },
   adminReaperReport: { tag: 'admin', success: { 200: 'ReaperReport' }, errors: [403] },
+  streamJob: { tag: 'jobs', success: { 200: 'StreamPage' }, errors: [] },
+  adminStreamJob: { tag: 'admin', success: { 200: 'StreamPage' }, errors: [403] },
 };
+
+/** How a client reads a job's stream log (both stream routes). */
+const STREAM_DESCRIPTION = [
+  'A job\'s stream log: every status change the owner may see (queued, running with its attempt, a retry scheduled with',
+  '`retryAt` and the public error, succeeded with `resultUrl`, failed with the public error, cancelled) and, while an',
+  'attempt runs, its output as the model writes it (text of a field, items of an array field), in `seq` order from 1.',
+  'Keep the last `seq` you hold and ask for what follows it (`after`); entries are never changed or reordered, so a',
+  'page repeats nothing and skips nothing. With `wait` (seconds, at most 20) the request is held until an entry after',
+  '`after` exists or the wait ends (the server holds at most 18 s), then answered with what there is, possibly nothing:',
+  'ask again with the same `after`. A `running` entry starts a new attempt: drop the text and items shown before it.',
+  'docs/streaming.md.',
+].join(' ');
 
 /**
  * What any route can answer, from the handler (`ErrorResponse`), from API Gateway (`GatewayErrorResponse`,
@@ -82,7 +96,7 @@ const NOT_PROOF_OF_FAILURE = 'A 5xx, a timeout or a cut connection does not mean
 /** The document; `registry` supplies the creation routes' input schemas (default: the process-wide one). */
 export function buildOpenApiDocument(registry: JobDefinitionRegistry = jobRegistry): Json {
   const paths: Record<string, Record<string, Json>> = {};
-  for (const route of [...USER_ROUTES, ...ADMIN_ROUTES] as readonly ApiRoute<Action>[]) {
+  for (const route of [...USER_ROUTES, ...ADMIN_ROUTES, ...STREAM_ROUTES] as readonly ApiRoute<Action>[]) {
     (paths[route.path] ??= {})[route.method.toLowerCase()] = operationOf(route);
   }
   return {
@@ -127,6 +141,7 @@ function operationOf(route: ApiRoute<Action>): Json {
   const spec = ACTIONS[route.action];
   const operation: Json = { operationId: route.operationId, summary: route.summary, tags: [spec.tag] };
   if (route.action === 'createJob' || route.action === 'adminRetryJob') operation.description = NOT_PROOF_OF_FAILURE;
+  if (route.action === 'streamJob' || route.action === 'adminStreamJob') operation.description = STREAM_DESCRIPTION;
   const parameters = [...pathParameters(route), ...queryParameters(route.action)];
   if (route.action === 'createJob') {
     parameters.push({

@@ -9,7 +9,8 @@ import { JOB_TYPE_PATTERN, QUEUE_NAMES } from '../jobs/definition.ts';
 import { JOB_STATES } from '../jobs/states.ts';
 import { DEFAULT_REPORT_USERS, MAX_REPORT_USERS } from '../rollups/usage-report.ts';
 import { decodeCursor } from './pagination.ts';
-import type { AdminAction, UserAction } from './routes.ts';
+import { MAX_STREAM_WAIT_SECONDS } from '../stream/long-poll.ts';
+import type { AdminAction, StreamAction, UserAction } from './routes.ts';
 
 /** Largest request body accepted, in bytes (after base64 decoding). */
 export const MAX_BODY_BYTES = 64 * 1024;
@@ -106,6 +107,17 @@ export const userUsageQuerySchema = usageRange(z.strictObject({
     .describe(`Users listed: those with the highest cost in the range (default ${DEFAULT_REPORT_USERS}, at most ${MAX_REPORT_USERS}); \`userCount\` says how many had any`),
 }));
 
+/** The highest `seq` a job's stream log can reach (its column is a signed 32-bit INT). */
+export const MAX_STREAM_SEQ = 2_147_483_647;
+
+/** `GET /api/ai/jobs/{jobId}/stream` (and the admin route): where to read from, and how long to wait for something. */
+export const streamQuerySchema = z.strictObject({
+  after: z.coerce.number<string>().int().min(0).max(MAX_STREAM_SEQ).default(0)
+    .describe('Return the entries after this `seq`: the last one the client holds (default 0, the whole log)'),
+  wait: z.coerce.number<string>().int().min(0).max(MAX_STREAM_WAIT_SECONDS).default(0)
+    .describe(`When nothing follows \`after\` yet, hold the request up to this many seconds (0-${MAX_STREAM_WAIT_SECONDS}, default 0: answer at once) until something does; the server holds at most 18 s (docs/streaming.md)`),
+});
+
 /** No query parameters at all. */
 export const emptyQuerySchema = z.strictObject({});
 
@@ -118,10 +130,13 @@ export type UserJobListQuery = z.output<typeof userJobListQuerySchema>;
 export type AdminJobListQuery = z.output<typeof adminJobListQuerySchema>;
 export type UsageQuery = z.output<typeof usageQuerySchema>;
 export type UserUsageQuery = z.output<typeof userUsageQuerySchema>;
+export type StreamQuery = z.output<typeof streamQuerySchema>;
 
 /** Query schema of each action that takes parameters; every other route accepts none. */
-export const QUERY_SCHEMAS: Partial<Record<UserAction | AdminAction, z.ZodType>> = {
+export const QUERY_SCHEMAS: Partial<Record<UserAction | AdminAction | StreamAction, z.ZodType>> = {
   listJobs: userJobListQuerySchema,
+  streamJob: streamQuerySchema,
+  adminStreamJob: streamQuerySchema,
   adminListJobs: adminJobListQuerySchema,
   adminUsage: usageQuerySchema,
   adminUsageByUser: userUsageQuerySchema,

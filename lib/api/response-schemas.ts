@@ -7,6 +7,7 @@ import * as z from 'zod';
 import { OutboxStatus } from '../db/generated/enums.ts';
 import { CREDENTIAL_MODES, QUEUE_NAMES } from '../jobs/definition.ts';
 import { JOB_STATES } from '../jobs/states.ts';
+import { streamEntrySchema, streamPageSchema } from '../stream/protocol.ts';
 
 /** Registry of the response schemas that appear as OpenAPI components. */
 export const responseSchemas = z.registry<{ id: string; description?: string }>();
@@ -210,6 +211,16 @@ export const reaperReportSchema = z
     })),
   })
   .register(responseSchemas, { id: 'ReaperReport', description: 'Open jobs the reaper\'s next run would act on (read-only)' });
+
+// The live-job stream (lib/stream/protocol.ts, docs/streaming.md): its schemas are the protocol's own.
+responseSchemas.add(streamEntrySchema, {
+  id: 'StreamEntry',
+  description: 'One entry of a job\'s stream log, at position `seq`: a status change (`status`), more text of an output field (`text`: append `delta`), or one complete item of an array field (`item`). A `running` status entry starts a new attempt: drop the text and items shown so far',
+});
+responseSchemas.add(streamPageSchema, {
+  id: 'StreamPage',
+  description: 'The entries after `after`, in `seq` order, at most 200; `hasMore`: ask again at once with `after` = the last `seq`; `terminal`: the job is finished, nothing follows the last entry',
+});
 
 export type ReaperReport = z.output<typeof reaperReportSchema>;
 export type JobStatusResponse = z.output<typeof jobStatusResponseSchema>;

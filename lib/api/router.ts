@@ -15,7 +15,7 @@ import { mapError } from './error-mapper.ts';
 import { RouteNotFoundError } from './http-errors.ts';
 import { assertJsonContentType, assertWellFormedParams, bodyText, json, parseField, type ApiEvent, type ApiResult } from './http.ts';
 import { QUERY_SCHEMAS, emptyQuerySchema, jobIdPathSchema, noPathParamsSchema } from './request-schemas.ts';
-import { routeKeyOf, type AdminAction, type ApiRoute, type UserAction } from './routes.ts';
+import { routeKeyOf, type AdminAction, type ApiRoute, type StreamAction, type UserAction } from './routes.ts';
 
 /** What an operation gets: the event, its route, the authenticated caller, validated params and query. */
 export interface OperationContext<D, R extends ApiRoute = ApiRoute> {
@@ -27,28 +27,30 @@ export interface OperationContext<D, R extends ApiRoute = ApiRoute> {
   /** The query parsed by the action's schema in `QUERY_SCHEMAS` (`{}` for actions without one). */
   query: unknown;
   deps: D;
+  /** The Lambda invocation's context (its remaining time bounds a long-poll); absent when called without one. */
+  lambda?: Context;
 }
 
 export type Operation<D, R extends ApiRoute = ApiRoute> = (ctx: OperationContext<D, R>) => Promise<ApiResult>;
 
-export interface RouterOptions<A extends UserAction | AdminAction, D, R extends ApiRoute<A>> {
+export interface RouterOptions<A extends UserAction | AdminAction | StreamAction, D, R extends ApiRoute<A>> {
   routes: readonly R[];
   /** One operation per action: a missing one is a type error. */
   operations: Record<A, Operation<D, R>>;
   /** @throws UnauthorizedError / ForbiddenError */
-  authenticate(event: ApiEvent): Caller;
+  authenticate(event: ApiEvent, route: R): Caller;
   /** Resolved on each request (cheap: memoised by the caller), so a cold start does no work before routing. */
   deps(): D;
   logger: Logger;
 }
 
 /** The Lambda handler for a route table. */
-export function createRouter<A extends UserAction | AdminAction, D, R extends ApiRoute<A>>(options: RouterOptions<A, D, R>) {
+export function createRouter<A extends UserAction | AdminAction | StreamAction, D, R extends ApiRoute<A>>(options: RouterOptions<A, D, R>) {
   const byKey = new Map<string, R>(options.routes.map((r) => [routeKeyOf(r), r]));
-  const handle = async (event: ApiEvent): Promise<ApiResult> => {
+  const handle = async (event: ApiEvent, lambda?: Context): Promise<ApiResult> => {
     const route = byKey.get(event.routeKey);
     if (!route) throw new RouteNotFoundError(event.routeKey);
-    const caller = options.authenticate(event);
+    const caller = options.authenticate(event, route);
     bodyText(event); // 413 for an oversized body on every route, before anything reads it
     assertJsonContentType(event); // 415 for a body that is not JSON
     assertWellFormedParams(event.pathParameters, 'path');
@@ -59,7 +61,7 @@ export function createRouter<A extends UserAction | AdminAction, D, R extends Ap
     // DATABASE_URL from the database secret on a deployed function's first request (a no-op after it, and
     // wherever DATABASE_URL is set): here, so that Secrets Manager failing is an error answer like any other.
     await ensureDatabaseUrl();
-    return options.operations[route.action]({ event, route, caller, params, query, deps: options.deps() });
+    return options.operations[route.action]({ event, route, caller, params, query, deps: options.deps(), ...(lambda ? { lambda } : {}) });
   };
   return middy<ApiEvent, ApiResult, Error, Context>(handle).use(httpErrors(options.logger));
 }

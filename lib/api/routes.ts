@@ -3,9 +3,9 @@
  * creates routes from, the local runtime matches requests against, and the OpenAPI document describes.
  *
  * Pure data: no imports at all, so CDK (infra/) can import it without pulling in Prisma or the AWS SDK.
- * Invariant: `routeKeyOf(route)` is unique across {@link USER_ROUTES} and {@link ADMIN_ROUTES}, and every
- * `action` has exactly one implementation in lib/api/user-api.ts or lib/api/admin-api.ts (checked by the
- * type system there and by test/api/routes.test.ts).
+ * Invariant: `routeKeyOf(route)` is unique across {@link USER_ROUTES}, {@link ADMIN_ROUTES} and
+ * {@link STREAM_ROUTES}, and every `action` has exactly one implementation in lib/api/user-api.ts,
+ * lib/api/admin-api.ts or lib/api/stream-api.ts (checked by the type system there and by test/api/routes.test.ts).
  */
 
 export type HttpMethod = 'GET' | 'POST' | 'PUT' | 'DELETE';
@@ -23,6 +23,9 @@ export type UserAction =
 
 /** What the admin Lambda does for a route. */
 export type AdminAction = 'adminListJobs' | 'adminGetJob' | 'adminRetryJob' | 'adminCancelJob' | 'adminStats' | 'adminUsage' | 'adminUsageByUser' | 'adminReaperReport';
+
+/** What the stream Lambda does for a route. */
+export type StreamAction = 'streamJob' | 'adminStreamJob';
 
 export interface ApiRoute<A extends string = string> {
   method: HttpMethod;
@@ -69,8 +72,20 @@ export const ADMIN_ROUTES = [
   { method: 'GET', path: '/admin-api/ai/reaper/report', operationId: 'adminReaperReport', action: 'adminReaperReport', summary: "Open jobs the reaper's next run would act on (expired leases, overdue retries, queued jobs nobody picked up), read-only" },
 ] as const satisfies readonly ApiRoute<AdminAction>[];
 
+/**
+ * Routes of `functions/api-stream.ts`: a job's stream log, read after a position, optionally held open until
+ * something comes (long-poll). A function of its own, with a longer timeout than the API functions': a held
+ * request outlives their 15 s. `access`: `owner` routes are the user API's (another user's job is not found),
+ * `admin` routes the admin API's (the admin group, and `adminScope` at API Gateway when set).
+ */
+export const STREAM_ROUTES = [
+  { method: 'GET', path: '/api/ai/jobs/{jobId}/stream', operationId: 'streamJob', action: 'streamJob', access: 'owner', summary: "One of the caller's jobs as it runs: its status changes and its output as the model writes it, after a position (`after`), held open up to `wait` seconds until something comes (long-poll)" },
+  { method: 'GET', path: '/admin-api/ai/jobs/{jobId}/stream', operationId: 'adminStreamJob', action: 'adminStreamJob', access: 'admin', summary: "Any user's job as it runs (the stream log, as `streamJob` reads it)" },
+] as const satisfies readonly (ApiRoute<StreamAction> & { access: 'owner' | 'admin' })[];
+
 export type UserRoute = (typeof USER_ROUTES)[number];
 export type AdminRoute = (typeof ADMIN_ROUTES)[number];
+export type StreamRoute = (typeof STREAM_ROUTES)[number];
 
 /** The `routeKey` API Gateway puts in the event for this route, e.g. `POST /api/ai/quiz-generations`. */
 export function routeKeyOf(route: Pick<ApiRoute, 'method' | 'path'>): string {

@@ -30,7 +30,7 @@ export function createUserApiHandler(overrides: Partial<UserApiDeps> = {}, logge
   return createRouter({
     routes: USER_ROUTES,
     operations: USER_OPERATIONS,
-    authenticate: callerOf,
+    authenticate: (event) => callerOf(event),
     deps: () => (deps ??= { ...defaultUserApiDeps(), ...overrides }),
     logger,
   });

@@ -1,5 +1,5 @@
 import { randomFillSync } from 'node:crypto';
-import { monotonicFactory } from 'ulid';
+import { encodeTime, monotonicFactory } from 'ulid';
 
 /**
  * ulid's default PRNG asks the OS for one byte per character (16 calls per id, measurably hot under load);
@@ -29,3 +29,11 @@ export function newId(): string {
 
 /** ULID syntax (Crockford base32); used to validate ids before any query. */
 export const ULID_PATTERN = /^[0-9A-HJKMNP-TV-Z]{26}$/;
+
+/**
+ * The lowest id minted at `at` or later: every id minted before `at` sorts below it. For ranges by creation time
+ * over a ULID key (retention walks the stream log's primary key, led by the job id, this way).
+ */
+export function lowestIdAt(at: Date): string {
+  return `${encodeTime(Math.max(0, at.getTime()), 10)}${'0'.repeat(16)}`;
+}

@@ -1,7 +1,8 @@
 /**
  * The engine as the consumer Lambdas run it: the process-wide database, every registered job type, the AI
  * gateway over the providers configured in the environment, credentials from Secrets Manager / KMS.
- * Tests and the local runtime pass overrides (another router, shorter lease timings).
+ * Tests and the local runtime pass overrides (another router, shorter lease timings). Every attempt's previews
+ * go to the job's stream log (`openAttemptStream`, lib/stream/attempt-appender.ts).
  */
 import { randomUUID } from 'node:crypto';
 import { Logger } from '@aws-lambda-powertools/logger';
@@ -18,6 +19,7 @@ import { projectorRegistry } from '../jobs/projector-registry.ts';
 import { resolveCredentials } from '../credentials/resolve-credentials.ts';
 import type { EngineDeps } from './engine-deps.ts';
 import { DEFAULT_LEASE_TIMING } from './lease-keeper.ts';
+import { createAttemptStreams } from '../stream/attempt-appender.ts';
 
 export interface EngineOverrides extends Partial<EngineDeps> {
   router?: ModelRouter;
@@ -26,6 +28,7 @@ export interface EngineOverrides extends Partial<EngineDeps> {
 export function createEngineDeps(overrides: EngineOverrides = {}): EngineDeps {
   const { router: routerOverride, ...rest } = overrides;
   const router = routerOverride ?? modelRouterFromEnv();
+  const logger = rest.logger ?? new Logger({ serviceName: 'ai-job-engine' });
   return {
     db: getPrisma(),
     registry: jobRegistry,
@@ -35,10 +38,12 @@ export function createEngineDeps(overrides: EngineOverrides = {}): EngineDeps {
     resolveCredentials: (job) => resolveCredentials(job),
     safety: defaultContentSafetyChecker,
     price: (route, usage) => costOf(route, usage),
-    logger: new Logger({ serviceName: 'ai-job-engine' }),
+    logger,
     metrics: new Metrics({ namespace: 'AiJobs', serviceName: 'ai-job-engine' }),
     instanceId: `consumer-${randomUUID()}`,
     timing: DEFAULT_LEASE_TIMING,
+    // Each attempt's previews, batched into the job's stream log and published (docs/streaming.md).
+    openAttemptStream: createAttemptStreams({ logger }),
     ...rest,
   };
 }

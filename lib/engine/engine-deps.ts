@@ -43,7 +43,8 @@ export interface EngineDeps {
   /**
    * Opens the stream-log segment of an attempt, for job types that stream (definition `streaming`): the attempt
    * feeds it the previews of the model's output as it is written. Absent: previews go nowhere
-   * (NO_ATTEMPT_STREAM); the job's result is the same either way.
+   * (NO_ATTEMPT_STREAM); the job's result is the same either way. lib/stream/attempt-appender.ts is the one
+   * that writes the job's stream log.
    */
   openAttemptStream?: OpenAttemptStream;
   /** Optional observation points on the attempt path; absent in production. */

@@ -18,6 +18,7 @@ import { claimSuccess, runSuccessScript, successScript, successStatements, type 
 import { executeTogether, insertStatement } from '../db/sql.ts';
 import type { EngineDeps } from './engine-deps.ts';
 import type { AttemptResult } from './attempt.ts';
+import { publishStatus } from '../stream/status-entries.ts';
 
 /** A different output for a job that already succeeded: refused, nothing written; the first result stands. */
 export class OutputConflictError extends EngineError {
@@ -47,7 +48,7 @@ export async function projectResult(
   }
   // The transaction path bills the call first, in its own autocommit INSERT.
   await result.usage.write();
-  return deps.db.$transaction(async (tx) => {
+  const projection = await deps.db.$transaction(async (tx): Promise<Projection> => {
     await deps.checkpoints?.insideProjection?.(job);
     // The success claim first: from here the job row is ours until the commit, and a job that already
     // succeeded is recognised before the projector runs.
@@ -62,6 +63,8 @@ export async function projectResult(
     await executeTogether(tx, [...artifacts, ...successStatements(succeeded, fence, meta)]);
     return { kind: 'projected', job: succeeded };
   });
+  if (projection.kind === 'projected') publishStatus(projection.job); // `succeeded`, once committed
+  return projection;
 }
 
 /** A claim's outcome as a projection: a refusal on a succeeded job is `already_projected` (same output) or a conflict. */

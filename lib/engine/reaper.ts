@@ -19,6 +19,7 @@ import { LeaseLostError, StaleTransitionError } from '../jobs/lifecycle-errors.t
 import { buildEnqueueEvent, insertOutboxEvents } from '../outbox/outbox-writer.ts';
 import type { QueueName } from '../queue/queue-definitions.ts';
 import { MAX_RETRY_DELAY_MS } from './retry-policy.ts';
+import { publishStatus } from '../stream/status-entries.ts';
 
 export const LEASE_EXPIRED = 'LEASE_EXPIRED';
 
@@ -62,10 +63,12 @@ export async function reapExpiredLeases(db: PrismaDb, opts: ReaperOptions = DEFA
         counts.failed += 1;
         return;
       }
-      await db.$transaction(async (tx) => {
-        await releaseLock(tx, job.id, fence, { ...leaseExpired('lease expired; released for the next attempt'), retryAt: now });
+      const released = await db.$transaction(async (tx) => {
+        const row = await releaseLock(tx, job.id, fence, { ...leaseExpired('lease expired; released for the next attempt'), retryAt: now });
         await reenqueue(tx, job, job.attemptCount + 1);
+        return row;
       });
+      publishStatus(released); // the retry scheduled, now that it committed
       counts.released += 1;
       counts.reenqueued += 1;
     });

@@ -4,7 +4,8 @@
  * metadata copied from the definition), its snapshot and its `ai.job.enqueue` outbox row → eager dispatch
  * of that row after commit. Idempotent on (userId, jobType, idempotencyKey).
  *
- * Invariant: nothing is written unless all three rows are; a failed validation writes nothing.
+ * Invariant: nothing is written unless all three rows are; a failed validation writes nothing. The job's first
+ * transition row is its `queued` status entry (`seq` 1), published once committed.
  */
 import { getPrisma, type AiJob, type PrismaDb } from '../db/client.ts';
 import type { CredentialMode } from '../db/generated/enums.ts';
@@ -24,6 +25,7 @@ import { buildEnqueueEvent, outboxInsert } from '../outbox/outbox-writer.ts';
 import { dispatchClaimedOutboxEvent, dispatchOutboxEventById, eagerClaim } from '../outbox/dispatcher.ts';
 import { defaultDispatcherDeps, type DispatcherDeps } from '../outbox/dispatcher-deps.ts';
 import type { DispatchRow } from '../outbox/outbox-claims.ts';
+import { publishStatus } from '../stream/status-entries.ts';
 
 const IDEMPOTENCY_INDEX = 'AiJob_userId_jobType_idempotencyKey_key';
 
@@ -125,6 +127,7 @@ export async function createJob(req: CreateJobInput, deps: CreateJobDeps = {}): 
     if (winner) return { job: winner, created: false };
     throw err;
   }
+  publishStatus(job); // the `queued` entry, `seq` 1: committed
   if (userKey) {
     // The credential as stored: the key the server found, or the default mode.
     const [stored] = results.at(-1) as Pick<AiJob, 'credentialMode' | 'credentialId'>[];

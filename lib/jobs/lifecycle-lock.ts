@@ -6,10 +6,15 @@
 import type { AiJob, AiJobSnapshot, Db } from '../db/client.ts';
 import { newId } from '../db/ids.ts';
 import type { SqlStatement } from '../db/sql.ts';
-import { runAtomically } from '../db/sql-pool.ts';
+import { isDuplicateKey, runAtomically } from '../db/sql-pool.ts';
+import { publishStatus } from '../stream/status-entries.ts';
 import { explainRefusal } from './lifecycle-refusals.ts';
+import { NEXT_STATUS_SEQ } from './stream-seq.ts';
 
 export const DEFAULT_LEASE_MS = 60_000;
+
+/** The unique (jobId, seq) of transition rows: no two status entries of a job share a `seq`. */
+const TRANSITION_SEQ_KEY = 'AiJobTransition_jobId_seq_key';
 
 /**
  * Takes the lease for the next attempt: from `queued`, or from `running` when the lease was released or has
@@ -34,7 +39,15 @@ export async function lockJobForAttempt(
 ): Promise<{ job: AiJob; snapshot: AiJobSnapshot | null }> {
   const now = opts.now ?? new Date();
   const lockUntil = new Date(now.getTime() + (opts.leaseMs ?? DEFAULT_LEASE_MS));
-  const results = await runAtomically(lockStatements(jobId, holder, now, lockUntil));
+  let results: unknown[];
+  try {
+    results = await runAtomically(lockStatements(jobId, holder, now, lockUntil));
+  } catch (err) {
+    // Another claim by this holder at this very instant took the lease (two deliveries of one message on one
+    // consumer): its audit row is at the `seq` this one would read back, and the unique (jobId, seq) refuses it.
+    if (isDuplicateKey(err, TRANSITION_SEQ_KEY)) throw await explainRefusal(db, jobId, 'lockJob', now);
+    throw err;
+  }
   const [row] = results.at(-1) as Record<string, unknown>[];
   if (!row) throw await explainRefusal(db, jobId, 'lockJob', now);
   const job: Record<string, unknown> = {};
@@ -43,7 +56,9 @@ export async function lockJobForAttempt(
     if (column.startsWith(SNAPSHOT_PREFIX)) snapshot[column.slice(SNAPSHOT_PREFIX.length)] = value;
     else job[column] = value;
   }
-  return { job: job as unknown as AiJob, snapshot: snapshot.id == null ? null : toSnapshot(snapshot) };
+  const locked = job as unknown as AiJob;
+  publishStatus(locked); // `running`, the attempt's segment begins (committed: the script ended with COMMIT)
+  return { job: locked, snapshot: snapshot.id == null ? null : toSnapshot(snapshot) };
 }
 
 /** The snapshot's columns, read with the locked row (a LEFT JOIN, so a job without one still locks). */
@@ -57,15 +72,17 @@ function toSnapshot(raw: Record<string, unknown>): AiJobSnapshot {
 }
 
 /**
- * The compare-and-set, the audit row (only when the update matched; running → queued being illegal,
- * attempt 1 is exactly the queued → running edge), and the locked row with the job's snapshot (one joined
- * read), in one script.
+ * The compare-and-set (which also takes the `running` status entry's `seq`: ./stream-seq.ts), the audit row
+ * (only when the update matched; running → queued being illegal, attempt 1 is exactly the queued → running
+ * edge), and the locked row with the job's snapshot (one joined read), in one script.
  *
  * Whether the update matched is read back from the row itself, not from session state (no `@variable`, no
  * `ROW_COUNT()`: RDS Proxy pins a session that sets a user variable, see docs/deploy.md): the audit insert and
  * the returned row require `lockedBy`, `lockedAt` and `lockUntil` to hold this claim's values. Our
- * transaction holds the row's lock from the update on, so nobody else can write them meanwhile; and a row
- * left with exactly these values by an earlier claim would be this holder's own lease of the same instant.
+ * transaction holds the row's lock from the update on, so nobody else can write them meanwhile. A row left with
+ * exactly these values by an earlier claim is this holder's own lease of the same instant (one message
+ * delivered twice at once to one consumer): that claim's audit row already holds the `seq` read here, so the
+ * unique (jobId, seq) refuses this one and the whole script rolls back — the second delivery is turned away.
  */
 function lockStatements(jobId: string, holder: string, now: Date, lockUntil: Date): SqlStatement[] {
   const ours = "id = ? AND lifecycleStatus = 'running' AND lockedBy = ? AND lockedAt = ? AND lockUntil = ?";
@@ -73,13 +90,14 @@ function lockStatements(jobId: string, holder: string, now: Date, lockUntil: Dat
   return [
     {
       sql: `UPDATE \`AiJob\` SET lifecycleStatus = 'running', lockedBy = ?, lockedAt = ?, lockUntil = ?,
-              leaseVersion = leaseVersion + 1, attemptCount = attemptCount + 1, startedAt = COALESCE(startedAt, ?), updatedAt = ?
+              leaseVersion = leaseVersion + 1, attemptCount = attemptCount + 1, startedAt = COALESCE(startedAt, ?), updatedAt = ?,
+              ${NEXT_STATUS_SEQ}
             WHERE id = ? AND (lifecycleStatus = 'queued' OR (lifecycleStatus = 'running' AND (lockedBy IS NULL OR lockUntil < ?)))`,
       values: [holder, now, lockUntil, now, now, jobId, now],
     },
     {
-      sql: `INSERT INTO \`AiJobTransition\` (id, jobId, fromStatus, toStatus, actor, reason, leaseVersion, createdAt)
-            SELECT ?, id, IF(attemptCount = 1, 'queued', 'running'), 'running', ?, CONCAT('attempt ', attemptCount), leaseVersion, ?
+      sql: `INSERT INTO \`AiJobTransition\` (id, jobId, fromStatus, toStatus, actor, reason, leaseVersion, seq, attempt, createdAt)
+            SELECT ?, id, IF(attemptCount = 1, 'queued', 'running'), 'running', ?, CONCAT('attempt ', attemptCount), leaseVersion, statusSeq, attemptCount, ?
             FROM \`AiJob\` WHERE ${ours}`,
       values: [newId(), holder.slice(0, 128), now, ...oursValues],
     },

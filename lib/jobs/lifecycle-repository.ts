@@ -4,15 +4,15 @@
  * lease version — the fencing token), together with its AiJobTransition audit row in the same transaction.
  * A lost race raises a typed error and writes nothing. The lock (queued → running, one round trip on the raw
  * pool) lives in ./lifecycle-lock.ts; the engine's running → succeeded edge, as the projection takes it, in
- * ./lifecycle-success.ts.
+ * ./lifecycle-success.ts; the compare-and-set of the other edges in ./lifecycle-cas.ts. Every audit row is also
+ * the job's status entry in its stream log, at the position `seq` the edge's compare-and-set took (./stream-seq.ts).
  */
 import { inTransaction, type AiJob, type Db, type Prisma } from '../db/client.ts';
 import { newId } from '../db/ids.ts';
 import { executeInTransaction, executeTogether, insertStatement, type SqlExpression, type SqlStatement } from '../db/sql.ts';
-import { isTerminal, type JobState, type TransitionName } from './states.ts';
-import { addJobTerminalEvent } from '../outbox/job-events.ts';
+import { publishStatus } from '../stream/status-entries.ts';
 import { claimSuccess, successStatements } from './lifecycle-success.ts';
-import { explainRefusal } from './lifecycle-refusals.ts';
+import { casTransition, fencedTransition, type EdgeMeta } from './lifecycle-cas.ts';
 import { DEFAULT_LEASE_MS } from './lifecycle-lock.ts';
 import { JobNotFoundError, LeaseLostError, StaleTransitionError } from './lifecycle-errors.ts';
 
@@ -65,15 +65,16 @@ export async function createJob(tx: Prisma.TransactionClient, row: NewJobRow, me
 export function queuedJobInsert(
   row: NewJobRow, meta: TransitionMeta, now = new Date(), computed: Readonly<Partial<Record<keyof NewJobRow, SqlExpression>>> = {},
 ): { job: AiJob; statements: SqlStatement[] } {
+  // The `queued` status entry is the job's first: `seq` 1, nothing to wait for.
   const job: AiJob = {
     modelProvider: null, modelName: null, ...row, lifecycleStatus: 'queued', attemptCount: 0, lockedBy: null,
     lockedAt: null, lockUntil: null, leaseVersion: 0, cancelRequestedAt: null, progress: 0, startedAt: null,
     finishedAt: null, errorCode: null, publicErrorMessage: null, internalErrorMessage: null, outputHash: null,
-    createdAt: now, updatedAt: now,
+    statusSeq: 1, createdAt: now, updatedAt: now,
   };
   const transition = insertStatement('AiJobTransition', {
     id: newId(), jobId: job.id, fromStatus: null, toStatus: 'queued', actor: meta.actor.slice(0, 128),
-    reason: meta.reason?.slice(0, 255) ?? null, createdAt: now,
+    reason: meta.reason?.slice(0, 255) ?? null, seq: 1, attempt: 0, createdAt: now,
   });
   return { job, statements: [insertStatement('AiJob', job, computed as Record<string, SqlExpression>), transition] };
 }
@@ -102,15 +103,13 @@ export async function extendLock(
  * `retryAt` is stored in `lockUntil` (a released lease has no other use for it): when the next delivery is
  * due, so the reaper finds overdue retries among the running jobs ((lifecycleStatus, createdAt) index: open jobs only).
  * `refundAttempt` gives the attempt back (an infrastructure failure is not the job's; the caller bounds it).
+ * Its status entry: `queued` with `retryAt` and the public error.
  */
 export async function releaseLock(
-  db: Db, jobId: string, fence: LeaseFence, failure: JobFailure & { retryAt?: Date; refundAttempt?: boolean },
+  db: Db, jobId: string, fence: LeaseFence, failure: JobFailure & { retryAt?: Date; refundAttempt?: boolean; now?: Date },
 ): Promise<AiJob> {
-  return fencedTransition(db, jobId, fence, 'releaseLock', 'running', failure, {
-    lockedBy: null, lockUntil: failure.retryAt ?? null,
-    ...(failure.refundAttempt ? { attemptCount: { decrement: 1 } } : {}),
-    errorCode: failure.errorCode, publicErrorMessage: failure.publicMessage,
-    internalErrorMessage: failure.internalMessage ?? null,
+  return fencedTransition(db, jobId, fence, 'releaseLock', 'running', edgeMeta(failure, { retryAt: failure.retryAt, refundAttempt: failure.refundAttempt }), {
+    lockedBy: null, lockUntil: failure.retryAt ?? null, ...failureColumns(failure),
   });
 }
 
@@ -125,7 +124,7 @@ export async function markSucceeded(
   db: Db, jobId: string, fence: LeaseFence,
   result: TransitionMeta & { outputHash: string; model?: { provider: string; model: string }; now?: Date },
 ): Promise<AiJob> {
-  return inTransaction(db, async (tx) => {
+  const succeeded = await inTransaction(db, async (tx) => {
     const job = await tx.aiJob.findUnique({ where: { id: jobId } });
     if (!job) throw new JobNotFoundError(jobId);
     const outcome = await claimSuccess(tx, job, fence, result);
@@ -133,12 +132,15 @@ export async function markSucceeded(
     await executeTogether(tx, successStatements(outcome, fence, result));
     return outcome;
   });
+  if ('$transaction' in db) publishStatus(succeeded);
+  return succeeded;
 }
 
 /** running → failed, fenced by the lease (the reaper passes the expired lease it observed). */
 export async function markFailed(db: Db, jobId: string, fence: LeaseFence, failure: JobFailure & { now?: Date }): Promise<AiJob> {
-  return fencedTransition(db, jobId, fence, 'markFailed', 'failed', failure, {
-    ...failureColumns(failure), finishedAt: failure.now ?? new Date(), lockedBy: null, lockUntil: null,
+  const meta = edgeMeta(failure);
+  return fencedTransition(db, jobId, fence, 'markFailed', 'failed', meta, {
+    ...failureColumns(failure), finishedAt: meta.now, lockedBy: null, lockUntil: null,
   });
 }
 
@@ -149,12 +151,13 @@ export async function markFailed(db: Db, jobId: string, fence: LeaseFence, failu
 export async function markCancelled(
   db: Db, jobId: string, meta: TransitionMeta & { fence?: LeaseFence; now?: Date },
 ): Promise<AiJob> {
-  const data = {
+  const edge = { actor: meta.actor, reason: meta.reason, now: meta.now ?? new Date() };
+  const columns = {
     errorCode: 'CANCELLED', publicErrorMessage: 'The job was cancelled', internalErrorMessage: null,
-    finishedAt: meta.now ?? new Date(), lockedBy: null, lockUntil: null,
+    finishedAt: edge.now, lockedBy: null, lockUntil: null,
   };
-  if (meta.fence) return fencedTransition(db, jobId, meta.fence, 'markCancelled', 'cancelled', meta, data);
-  return casTransition(db, jobId, 'queued', 'markCancelled', 'cancelled', meta, data);
+  if (meta.fence) return fencedTransition(db, jobId, meta.fence, 'markCancelled', 'cancelled', edge, columns);
+  return casTransition(db, jobId, 'queued', 'markCancelled', 'cancelled', edge, columns);
 }
 
 /**
@@ -162,64 +165,15 @@ export async function markCancelled(
  * could not be dispatched, the job type is no longer registered). The reason is recorded.
  */
 export async function failBeforeAttempt(db: Db, jobId: string, failure: JobFailure & { now?: Date }): Promise<AiJob> {
-  return casTransition(db, jobId, 'queued', 'failBeforeAttempt', 'failed', failure, {
-    ...failureColumns(failure), finishedAt: failure.now ?? new Date(),
-  });
+  const meta = edgeMeta(failure);
+  return casTransition(db, jobId, 'queued', 'failBeforeAttempt', 'failed', meta, { ...failureColumns(failure), finishedAt: meta.now });
+}
+
+/** A failure as an edge records it: its code and public message also make its status entry. */
+function edgeMeta(f: JobFailure & { now?: Date }, extra: Partial<EdgeMeta> = {}): EdgeMeta {
+  return { actor: f.actor, reason: f.reason, errorCode: f.errorCode, publicMessage: f.publicMessage, now: f.now ?? new Date(), ...extra };
 }
 
 function failureColumns(f: JobFailure) {
   return { errorCode: f.errorCode, publicErrorMessage: f.publicMessage, internalErrorMessage: f.internalMessage ?? null };
-}
-
-async function fencedTransition(
-  db: Db, jobId: string, fence: LeaseFence, via: TransitionName, to: JobState,
-  meta: TransitionMeta & { errorCode?: string }, data: Prisma.AiJobUpdateManyMutationInput,
-): Promise<AiJob> {
-  return inTransaction(db, async (tx) => {
-    const { count } = await tx.aiJob.updateMany({
-      where: { id: jobId, lifecycleStatus: 'running', lockedBy: fence.holder, leaseVersion: fence.leaseVersion },
-      data: { ...data, lifecycleStatus: to },
-    });
-    if (count === 0) {
-      const current = await tx.aiJob.findUnique({ where: { id: jobId }, select: { lifecycleStatus: true } });
-      if (!current) throw new JobNotFoundError(jobId);
-      if (current.lifecycleStatus !== 'running') throw new StaleTransitionError(jobId, via, current.lifecycleStatus);
-      throw new LeaseLostError(jobId, fence.leaseVersion);
-    }
-    return finishTransition(tx, jobId, 'running', to, meta, fence.leaseVersion);
-  });
-}
-
-async function casTransition(
-  db: Db, jobId: string, from: JobState, via: TransitionName, to: JobState,
-  meta: TransitionMeta & { errorCode?: string }, data: Prisma.AiJobUpdateManyMutationInput,
-): Promise<AiJob> {
-  return inTransaction(db, async (tx) => {
-    const { count } = await tx.aiJob.updateMany({ where: { id: jobId, lifecycleStatus: from }, data: { ...data, lifecycleStatus: to } });
-    if (count === 0) throw await explainRefusal(tx, jobId, via);
-    return finishTransition(tx, jobId, from, to, meta, null);
-  });
-}
-
-async function finishTransition(
-  tx: Prisma.TransactionClient, jobId: string, from: JobState, to: JobState,
-  meta: TransitionMeta & { errorCode?: string }, leaseVersion: number | null,
-): Promise<AiJob> {
-  await recordTransition(tx, jobId, from, to, meta, leaseVersion);
-  const job = await tx.aiJob.findUniqueOrThrow({ where: { id: jobId } });
-  // Every terminal transition announces itself (ai.job.succeeded / failed / cancelled) in the same transaction.
-  if (from !== to && isTerminal(to)) await addJobTerminalEvent(tx, job);
-  return job;
-}
-
-async function recordTransition(
-  tx: Prisma.TransactionClient, jobId: string, from: JobState | null, to: JobState,
-  meta: TransitionMeta & { errorCode?: string }, leaseVersion: number | null = null,
-): Promise<void> {
-  await tx.aiJobTransition.createMany({
-    data: [{
-      id: newId(), jobId, fromStatus: from, toStatus: to, actor: meta.actor.slice(0, 128),
-      reason: meta.reason?.slice(0, 255) ?? null, errorCode: meta.errorCode ?? null, leaseVersion,
-    }],
-  });
 }

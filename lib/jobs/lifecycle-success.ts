@@ -21,6 +21,8 @@ import { outboxInsert } from '../outbox/outbox-writer.ts';
 import type { LeaseFence, TransitionMeta } from './lifecycle-repository.ts';
 import { CancelRequestedError, JobNotFoundError, LeaseLostError, StaleTransitionError } from './lifecycle-errors.ts';
 import type { RowProjection } from './projector.ts';
+import { publishStatus } from '../stream/status-entries.ts';
+import { NEXT_STATUS_SEQ, currentStatusSeq } from './stream-seq.ts';
 
 /**
  * An idempotent write carried in a script's transaction (the usage ledger row of the call that answered:
@@ -56,7 +58,7 @@ function claimUpdate(job: AiJob, fence: LeaseFence, result: SuccessResult, now: 
   return {
     sql: `UPDATE \`AiJob\` SET modelProvider = COALESCE(?, modelProvider), modelName = COALESCE(?, modelName), lifecycleStatus = 'succeeded', outputHash = ?, progress = 100,
             finishedAt = ?, lockedBy = NULL, lockUntil = NULL, errorCode = NULL, publicErrorMessage = NULL,
-            internalErrorMessage = NULL, updatedAt = ?
+            internalErrorMessage = NULL, updatedAt = ?, ${NEXT_STATUS_SEQ}
           WHERE id = ? AND lifecycleStatus = 'running' AND lockedBy = ? AND leaseVersion = ? AND cancelRequestedAt IS NULL`,
     values: [result.model?.provider ?? null, result.model?.model ?? null, result.outputHash, now, now, job.id, fence.holder, fence.leaseVersion],
   };
@@ -96,7 +98,11 @@ export async function claimSuccess(
 ): Promise<AiJob | SuccessRefusal> {
   const now = result.now ?? new Date();
   const update = claimUpdate(job, fence, result, now);
-  if (await tx.$executeRawUnsafe(update.sql, ...update.values) === 1) return succeededJob(job, result, now);
+  if (await tx.$executeRawUnsafe(update.sql, ...update.values) === 1) {
+    // The `seq` the claim took (the row is ours to the commit): the caller publishes the status entry with it.
+    const [row] = await tx.$queryRawUnsafe<{ statusSeq: number }[]>('SELECT statusSeq FROM `AiJob` WHERE id = ?', job.id);
+    return { ...succeededJob(job, result, now), statusSeq: Number(row?.statusSeq) };
+  }
   const [current] = await tx.$queryRawUnsafe<ClaimState[]>(CLAIM_STATE_SQL, job.id);
   return explainRefusedSuccess(job.id, fence, current);
 }
@@ -107,8 +113,9 @@ export function successStatements(succeeded: AiJob, fence: LeaseFence, meta: Tra
   return [
     insertStatement('AiJobTransition', {
       id: newId(), jobId: succeeded.id, fromStatus: 'running', toStatus: 'succeeded', actor: meta.actor.slice(0, 128),
-      reason: meta.reason?.slice(0, 255) ?? null, errorCode: null, leaseVersion: fence.leaseVersion, createdAt: at,
-    }),
+      reason: meta.reason?.slice(0, 255) ?? null, errorCode: null, leaseVersion: fence.leaseVersion,
+      seq: 0, attempt: succeeded.attemptCount, createdAt: at,
+    }, { seq: currentStatusSeq(succeeded.id) }),
     outboxInsert(buildJobTerminalEvent(succeeded, at), at),
   ];
 }
@@ -148,8 +155,9 @@ export function successScript(
   const statements: SqlStatement[] = [
     claimUpdate(job, fence, result, now),
     {
-      sql: "SELECT (SELECT 1 UNION ALL SELECT 1 FROM DUAL WHERE NOT EXISTS (SELECT 1 FROM `AiJob` WHERE id = ? AND lifecycleStatus = 'succeeded' AND leaseVersion = ? AND outputHash = ? AND finishedAt = ?)) AS claimed",
-      values: [job.id, fence.leaseVersion, result.outputHash, now],
+      // Also reads the `seq` the claim took, for the status entry published after the commit.
+      sql: "SELECT (SELECT 1 UNION ALL SELECT 1 FROM DUAL WHERE NOT EXISTS (SELECT 1 FROM `AiJob` WHERE id = ? AND lifecycleStatus = 'succeeded' AND leaseVersion = ? AND outputHash = ? AND finishedAt = ?)) AS claimed, (SELECT statusSeq FROM `AiJob` WHERE id = ?) AS statusSeq",
+      values: [job.id, fence.leaseVersion, result.outputHash, now, job.id],
     },
     ...(carried ? [carried.statement] : []),
     ...projection.rows.map((row) => insertStatement(row.table, row.values)),
@@ -172,8 +180,9 @@ const ER_SUBQUERY_NO_1_ROW = 1242;
  */
 export async function runSuccessScript(job: AiJob, fence: LeaseFence, script: SuccessScript): Promise<AiJob | SuccessRefusal> {
   const { carried } = script;
+  let results: unknown[];
   try {
-    await runAtomically(script.statements);
+    results = await runAtomically(script.statements);
   } catch (err) {
     if ((err as { errno?: number } | undefined)?.errno !== ER_SUBQUERY_NO_1_ROW) throw err;
     // Refused (rolled back): bill the call, then say why from the row as it stands (a refusal's reason, once
@@ -183,5 +192,11 @@ export async function runSuccessScript(job: AiJob, fence: LeaseFence, script: Su
     return explainRefusedSuccess(job.id, fence, current);
   }
   carried?.markWritten();
-  return script.succeeded;
+  const [guard] = results[GUARD_INDEX] as { statusSeq: number }[];
+  const succeeded = { ...script.succeeded, statusSeq: Number(guard?.statusSeq) };
+  publishStatus(succeeded);
+  return succeeded;
 }
+
+/** The guard's place in a {@link successScript} (after the claim). */
+const GUARD_INDEX = 1;

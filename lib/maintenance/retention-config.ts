@@ -15,6 +15,8 @@ export interface RetentionConfig {
   usageLedgerDays: number | null;
   /** Revoked user keys (their ciphertext) are deleted this many days after revocation; null keeps them. */
   revokedCredentialDays: number | null;
+  /** A job's stream chunks (the preview of its output) are deleted this many days after it finished; null keeps them. */
+  streamDays: number | null;
   /** Rows per batch: each batch is one short transaction on primary keys. */
   batchSize: number;
   /** A maintenance run (rollups and retention together) stops starting steps after this long, or earlier when the Lambda's remaining time says so. */
@@ -26,6 +28,7 @@ export const DEFAULT_RETENTION: RetentionConfig = {
   outboxFailedDays: null,
   usageLedgerDays: 400,
   revokedCredentialDays: 30,
+  streamDays: 7,
   batchSize: 500,
   budgetMs: 60_000,
 };
@@ -36,6 +39,7 @@ export const RETENTION_ENV = {
   outboxFailedDays: 'RETENTION_OUTBOX_FAILED_DAYS',
   usageLedgerDays: 'RETENTION_USAGE_LEDGER_DAYS',
   revokedCredentialDays: 'RETENTION_REVOKED_CREDENTIAL_DAYS',
+  streamDays: 'RETENTION_STREAM_DAYS',
   batchSize: 'RETENTION_BATCH_SIZE',
   budgetMs: 'RETENTION_BUDGET_MS',
 } as const satisfies Record<keyof RetentionConfig, string>;
@@ -55,6 +59,7 @@ export function retentionConfigFromEnv(env: Env = process.env): RetentionConfig 
     outboxFailedDays: read('outboxFailedDays', true),
     usageLedgerDays: read('usageLedgerDays', true),
     revokedCredentialDays: read('revokedCredentialDays', true),
+    streamDays: read('streamDays', true),
     batchSize: read('batchSize', false),
     budgetMs: read('budgetMs', false),
   };

@@ -7,8 +7,9 @@
  * - usage ledger rows `usageLedgerDays` after the call, and only once rolled up (index createdAt);
  * - revoked user keys `revokedCredentialDays` after their revocation (index status, revokedAt): a job that
  *   names one fails with CREDENTIAL_INVALID either way, and a key that can no longer be used is better gone;
+ * - stream chunks `streamDays` after their job finished (./stream-retention.ts, primary key from its start);
  * - jobs of the types that opt in (./job-deletion.ts).
- * Transitions are kept as long as their job: they are its audit trail.
+ * Transitions are kept as long as their job: they are its audit trail (and its stream log's status entries).
  */
 import type { PrismaDb } from '../db/client.ts';
 import type { JobDefinitionRegistry } from '../jobs/registry.ts';
@@ -16,6 +17,7 @@ import { readWatermark } from '../rollups/watermark.ts';
 import { DAY_MS, minDate } from '../rollups/time-buckets.ts';
 import { deleteByKeys, deleteInBatches, selectIds, type BatchLoop, type KeyedTable } from './batches.ts';
 import { deleteExpiredJobs } from './job-deletion.ts';
+import { deleteStreamChunks } from './stream-retention.ts';
 import type { RetentionConfig } from './retention-config.ts';
 
 export interface RetentionCounts {
@@ -24,6 +26,7 @@ export interface RetentionCounts {
   snapshots: number;
   usageLedger: number;
   revokedCredentials: number;
+  streamChunks: number;
   jobs: number;
 }
 
@@ -44,8 +47,9 @@ export async function runRetention(
   const usageLedger = config.usageLedgerDays === null ? 0 : await deleteUsageLedger(db, loop, daysBefore(now, config.usageLedgerDays));
   const revokedCredentials = config.revokedCredentialDays === null ? 0
     : await deleteRevokedCredentials(db, loop, daysBefore(now, config.revokedCredentialDays));
+  const streamChunks = config.streamDays === null ? 0 : await deleteStreamChunks(db, loop, daysBefore(now, config.streamDays));
   const jobs = await deleteExpiredJobs(db, registry, loop, now);
-  return { outboxPublished, outboxFailed, snapshots, usageLedger, revokedCredentials, jobs };
+  return { outboxPublished, outboxFailed, snapshots, usageLedger, revokedCredentials, streamChunks, jobs };
 }
 
 /** Outbox rows in `statuses` due and settled before `cutoff` (`availableAt` ≤ settle time, so the index range is exact). */

@@ -1,7 +1,7 @@
 import { readFile } from 'node:fs/promises';
 import { describe, expect, it } from 'vitest';
 import { buildOpenApiDocument, renderOpenApiDocument } from '../../lib/api/openapi.ts';
-import { ADMIN_ROUTES, USER_ROUTES } from '../../lib/api/routes.ts';
+import { ADMIN_ROUTES, STREAM_ROUTES, USER_ROUTES } from '../../lib/api/routes.ts';
 
 type Doc = { openapi: string; paths: Record<string, Record<string, { operationId: string; responses: Record<string, unknown> }>>; components: { schemas: Record<string, unknown> } };
 
@@ -14,7 +14,7 @@ describe('docs/openapi.json', () => {
   it('describes every route once, with its operationId, as OpenAPI 3.1', () => {
     const doc = buildOpenApiDocument() as Doc;
     expect(doc.openapi).toBe('3.1.0');
-    for (const route of [...USER_ROUTES, ...ADMIN_ROUTES]) {
+    for (const route of [...USER_ROUTES, ...ADMIN_ROUTES, ...STREAM_ROUTES]) {
       expect(doc.paths[route.path]?.[route.method.toLowerCase()]?.operationId).toBe(route.operationId);
     }
   });

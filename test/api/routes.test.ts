@@ -3,13 +3,14 @@ import { describe, expect, it } from 'vitest';
 import { ADMIN_OPERATIONS } from '../../lib/api/admin-api.ts';
 import { JOB_RESULT_READERS } from '../../lib/api/job-results.ts';
 import { decodeCursor, encodeCursor } from '../../lib/api/pagination.ts';
-import { ADMIN_ROUTES, USER_ROUTES, matchRoute, routeKeyOf } from '../../lib/api/routes.ts';
+import { ADMIN_ROUTES, STREAM_ROUTES, USER_ROUTES, matchRoute, routeKeyOf } from '../../lib/api/routes.ts';
+import { STREAM_OPERATIONS } from '../../lib/api/stream-api.ts';
 import { USER_OPERATIONS } from '../../lib/api/user-api.ts';
 import { newId } from '../../lib/db/ids.ts';
 import { jobRegistry } from '../../lib/jobs/registry.ts';
 
 describe('route tables', () => {
-  const all = [...USER_ROUTES, ...ADMIN_ROUTES];
+  const all = [...USER_ROUTES, ...ADMIN_ROUTES, ...STREAM_ROUTES];
 
   it('have unique route keys and operation ids', () => {
     expect(new Set(all.map(routeKeyOf)).size).toBe(all.length);
@@ -19,11 +20,13 @@ describe('route tables', () => {
   it('keep user routes under /api/ai and admin routes under /admin-api/ai', () => {
     for (const r of USER_ROUTES) expect(r.path.startsWith('/api/ai/')).toBe(true);
     for (const r of ADMIN_ROUTES) expect(r.path.startsWith('/admin-api/ai/')).toBe(true);
+    for (const r of STREAM_ROUTES) expect(r.path.startsWith(r.access === 'admin' ? '/admin-api/ai/' : '/api/ai/')).toBe(true);
   });
 
   it('give every action an operation and every operation a route', () => {
     expect(new Set(USER_ROUTES.map((r) => r.action))).toEqual(new Set(Object.keys(USER_OPERATIONS)));
     expect(new Set(ADMIN_ROUTES.map((r) => r.action))).toEqual(new Set(Object.keys(ADMIN_OPERATIONS)));
+    expect(new Set(STREAM_ROUTES.map((r) => r.action))).toEqual(new Set(Object.keys(STREAM_OPERATIONS)));
   });
 
   it('map creation and result routes to registered job types with a result reader; no generic creation route', () => {

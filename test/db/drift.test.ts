@@ -62,7 +62,7 @@ describe('schema drift: schema.prisma vs a freshly migrated database', () => {
        WHERE CONSTRAINT_SCHEMA = DATABASE() AND REFERENCED_TABLE_NAME = 'AiJob' ORDER BY TABLE_NAME`,
     );
     expect(rows.map((r) => r.fk)).toEqual([
-      'AiJob SET NULL CASCADE', 'AiJobArtifact RESTRICT CASCADE', 'AiJobSnapshot RESTRICT CASCADE', 'AiJobTransition RESTRICT CASCADE',
+      'AiJob SET NULL CASCADE', 'AiJobArtifact RESTRICT CASCADE', 'AiJobSnapshot RESTRICT CASCADE', 'AiJobStreamChunk RESTRICT CASCADE', 'AiJobTransition RESTRICT CASCADE',
       'AiUsageLog RESTRICT CASCADE', 'FeynmanEvaluation RESTRICT CASCADE', 'Flashcard RESTRICT CASCADE', 'QuizQuestion RESTRICT CASCADE',
     ]);
   });

@@ -1,7 +1,7 @@
 /**
  * Everything the application sends the database stays multiplexable through RDS Proxy: a representative
  * workload runs over HTTP against the local runtime (create with eager dispatch, scheduled dispatch, consume
- * with a retry and with success, cancel, the reaper, admin reads, the credential store) as a database user of
+ * with a retry and with success, cancel, the reaper, admin reads, the credential store, stream reads and a long-poll) as a database user of
  * its own, and the server's general log of that user's connections is checked against the rules in
  * docs/deploy.md ("RDS Proxy: what the application sends") — see test/helpers/pinning-rules.ts.
  */
@@ -74,6 +74,10 @@ async function runWorkload(): Promise<number> {
   for (const res of [ok, retried, hung]) expect(res.status).toBe(202);
   okJobId = String(ok.body.jobId);
   await until(async () => (await e.api('GET', `/api/ai/jobs/${hung.body.jobId}`, { token: alice })).body.lifecycleStatus === 'running', 'the hung job to run');
+  // The stream log of a running job: a page, then a long-poll that waits (reads of the log's head) and ends empty.
+  const log = await e.api('GET', `/api/ai/jobs/${hung.body.jobId}/stream`, { token: alice });
+  expect(log.status).toBe(200);
+  expect((await e.api('GET', `/api/ai/jobs/${hung.body.jobId}/stream?after=${log.body.lastSeq}&wait=1`, { token: alice })).body.entries).toEqual([]);
   expect((await e.api('POST', `/api/ai/jobs/${hung.body.jobId}/cancel`, { token: alice })).status).toBe(202);
   expect(await e.waitForTerminal(ok.body.jobId, alice)).toMatchObject({ lifecycleStatus: 'succeeded' });
   expect(await e.waitForTerminal(retried.body.jobId, alice)).toMatchObject({ lifecycleStatus: 'succeeded' });
@@ -99,6 +103,7 @@ async function runWorkload(): Promise<number> {
 
   // Admin reads.
   expect((await e.api('GET', `/admin-api/ai/jobs/${retried.body.jobId}`, { token: admin })).status).toBe(200);
+  expect((await e.api('GET', `/admin-api/ai/jobs/${retried.body.jobId}/stream`, { token: admin })).body.terminal).toBe(true);
   expect((await e.api('GET', '/admin-api/ai/jobs?limit=5', { token: admin })).status).toBe(200);
   expect((await e.api('GET', '/admin-api/ai/stats', { token: admin })).status).toBe(200);
   return 5;

@@ -1,5 +1,5 @@
 /**
- * Property-based suite over every route of lib/api/routes.ts, driven by docs/openapi.json, against the local
+ * Property-based suite over every route of lib/api/routes.ts (user, admin and stream routes), driven by docs/openapi.json, against the local
  * runtime over HTTP: seeded batches of well-formed and malformed requests (paths, queries, headers, bodies,
  * bytes) with good, forged, expired, near-miss-admin and ill-formed tokens. For every response: its status and
  * body are documented for the route (JSON Schema, ajv), no 5xx but a documented 503, no stack, SQL, file path
@@ -14,7 +14,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import fc from 'fast-check';
 import { Ajv2020 } from 'ajv/dist/2020.js';
 import { signLocalToken } from '../../lib/api/local-jwt.ts';
-import { ADMIN_ROUTES, USER_ROUTES } from '../../lib/api/routes.ts';
+import { ADMIN_ROUTES, STREAM_ROUTES, USER_ROUTES } from '../../lib/api/routes.ts';
 import { startE2e, type E2e } from '../helpers/e2e-runtime.ts';
 import { RAW_PIECES, anyText, brokenValue, encodeComponent, validValue, type JsonSchema } from '../helpers/openapi-arbitraries.ts';
 
@@ -82,6 +82,12 @@ beforeAll(async () => {
 afterAll(async () => e.stop());
 
 /**
+ * Valid values kept short where the schema's range would hold a request: a stream read with `wait` up to 20 s
+ * holds it that long when nothing comes (test/e2e/stream.test.ts covers the long waits).
+ */
+const SHORT_VALUES: Record<string, fc.Arbitrary<unknown>> = { wait: fc.oneof({ weight: 4, arbitrary: fc.constant(0) }, { weight: 1, arbitrary: fc.constant(1) }) };
+
+/**
  * One request for `op`: path, query, headers and body, each well-formed or not. Built once per operation
  * (building arbitraries — `stringMatching` compiles its regex — cost more than sending the request); the
  * known job ids are read when a value is generated, so ids created during the run are used too.
@@ -105,11 +111,11 @@ function buildRequestFor(op: Op): fc.Arbitrary<Req> {
     { weight: 1, arbitrary: fc.constantFrom(...RAW_PIECES) },
   );
   const queryParams = (op.op.parameters ?? []).filter((p) => p.in === 'query');
-  const goodQuery = fc.record(Object.fromEntries(queryParams.map((p) => [p.name, validValue(p.schema, DOC)])), { requiredKeys: [] });
+  const goodQuery = fc.record(Object.fromEntries(queryParams.map((p) => [p.name, SHORT_VALUES[p.name] ?? validValue(p.schema, DOC)])), { requiredKeys: [] });
   const query = fc.oneof(
     { weight: 3, arbitrary: goodQuery.map((q) => Object.entries(q).map(([k, v]) => `${k}=${encodeURIComponent(String(v))}`).join('&')) },
-    { weight: 2, arbitrary: fc.tuple(fc.constantFrom('status', 'jobType', 'limit', 'cursor', 'userId', 'createdFrom', 'x'), anyText(20)).map(([k, v]) => `${k}=${encodeComponent(v)}`) },
-    { weight: 1, arbitrary: fc.constantFrom(...RAW_PIECES).map((p) => `limit=${p}`) },
+    { weight: 2, arbitrary: fc.tuple(fc.constantFrom('status', 'jobType', 'limit', 'cursor', 'userId', 'createdFrom', 'x', 'after', 'wait'), anyText(20)).map(([k, v]) => `${k}=${encodeComponent(v)}`) },
+    { weight: 1, arbitrary: fc.tuple(fc.constantFrom('limit', 'after', 'wait'), fc.constantFrom(...RAW_PIECES, '-1', '1e400', '2147483648', '99999999999999999999', '0x10', '1.5')).map(([k, p]) => `${k}=${p}`) },
     { weight: 3, arbitrary: fc.constant('') },
   );
   const schema = op.op.requestBody?.content['application/json'].schema;
@@ -192,7 +198,7 @@ async function check(req: Req): Promise<string | undefined> {
 
 describe('every route, generated requests', () => {
   it(`${RUNS} seeded batches of ${BATCH}: documented statuses and bodies, no 5xx but 503, no leaks; then a job succeeds`, async () => {
-    expect(OPS.length).toBe(USER_ROUTES.length + ADMIN_ROUTES.length);
+    expect(OPS.length).toBe(USER_ROUTES.length + ADMIN_ROUTES.length + STREAM_ROUTES.length);
     const batch = fc.array(fc.constantFrom(...OPS).chain(requestFor), { minLength: BATCH, maxLength: BATCH });
     await fc.assert(
       fc.asyncProperty(batch, async (reqs) => {

@@ -11,6 +11,7 @@ import type { JobMessage } from '../../lib/queue/job-message.ts';
 import type { ResultProjector } from '../../lib/jobs/projector.ts';
 import { startEngineHarness, toSqsEvent, type EngineHarness } from '../helpers/engine-harness.ts';
 import { testRegistry } from '../helpers/test-job-types.ts';
+import { transitionsOf } from '../helpers/factories.ts';
 import { consumeBatch } from '../../lib/engine/consumer.ts';
 
 const db = getPrisma();
@@ -28,8 +29,13 @@ function messageOf(job: { id: string; jobType: string; createdAt: Date }): JobMe
 describe('duplicate deliveries', () => {
   it('projects once when the same message is processed twice concurrently', async () => {
     const created = await h.create({ input: { prompt: 'twice', scenario: 'slow:300' } });
+    const calls = h.mock.requests.length;
     const outcomes = await Promise.all([runJob(messageOf(created), h.engine), runJob(messageOf(created), h.engine)]);
     expect(outcomes.map((o) => o.kind).sort()).toEqual(['acknowledged', 'succeeded']);
+    // The second delivery is turned away at the lock (same consumer, same instant: the unique (jobId, seq) of the
+    // audit rows refuses its claim), so the provider is called once and the stream log has one segment.
+    expect(h.mock.requests.length - calls).toBe(1);
+    expect((await transitionsOf(created.id)).map((t) => [t.seq, t.toStatus])).toEqual([[1, 'queued'], [2, 'running'], [3, 'succeeded']]);
     expect(await db.aiJobArtifact.count({ where: { jobId: created.id } })).toBe(1);
     expect(await db.outboxEvent.count({ where: { aggregateId: created.id, eventType: 'ai.job.succeeded' } })).toBe(1);
   });

@@ -6,7 +6,7 @@
 import { beforeAll, describe, expect, it } from 'vitest';
 import { App } from 'aws-cdk-lib';
 import { buildOpenApiDocument } from '../../lib/api/openapi.ts';
-import { ADMIN_ROUTES, USER_ROUTES, routeKeyOf } from '../../lib/api/routes.ts';
+import { ADMIN_ROUTES, STREAM_ROUTES, USER_ROUTES, routeKeyOf } from '../../lib/api/routes.ts';
 import { loadStageConfig, StageConfigError } from '../../infra/config.ts';
 import { INTERFACE_ENDPOINT_SERVICES } from '../../infra/vpc-endpoints.ts';
 import { EXPECTED_PINNED_SESSIONS } from '../../infra/database-alarms.ts';
@@ -101,17 +101,17 @@ describe('CORS', () => {
 
 describe('admin routes', () => {
   it('require the stage\'s admin scope at API Gateway (stages.<stage>.adminScope), user routes none', () => {
-    const adminKeys = new Set(ADMIN_ROUTES.map(routeKeyOf));
+    const adminKeys = new Set([...ADMIN_ROUTES, ...STREAM_ROUTES.filter((r) => r.access === 'admin')].map(routeKeyOf));
     const routes = resources(prod, 'AWS::ApiGatewayV2::Route').map(([, r]) => r.Properties);
-    expect(routes).toHaveLength(ADMIN_ROUTES.length + USER_ROUTES.length);
+    expect(routes).toHaveLength(ADMIN_ROUTES.length + USER_ROUTES.length + STREAM_ROUTES.length);
     for (const route of routes) {
       expect(route.AuthorizationScopes, route.RouteKey).toEqual(adminKeys.has(route.RouteKey) ? ['ai-jobs/admin'] : undefined);
     }
     for (const [, route] of resources(dev, 'AWS::ApiGatewayV2::Route')) expect(route.Properties.AuthorizationScopes).toBeUndefined();
   });
 
-  it('give both API functions the admin claim and group (defaults cognito:groups and SUPER_ADMIN) and the issuer the authorizer verifies', () => {
-    for (const fn of ['ApiUser', 'ApiAdmin']) {
+  it('give the API functions the admin claim and group (defaults cognito:groups and SUPER_ADMIN) and the issuer the authorizer verifies', () => {
+    for (const fn of ['ApiUser', 'ApiAdmin', 'ApiStream']) {
       expect(envOf(dev, fn), fn).toMatchObject({ ADMIN_CLAIM: 'cognito:groups', ADMIN_GROUP: 'SUPER_ADMIN', JWT_ISSUER: 'https://auth.example.com/' });
       expect(envOf(prod, fn), fn).toMatchObject({ ADMIN_CLAIM: 'groups', ADMIN_GROUP: 'platform-admins', JWT_ISSUER: 'https://login.example.org/' });
     }

@@ -3,7 +3,8 @@
  * Bundling is skipped (test/infra/synth.ts); test/infra/synth-cli.test.ts runs the real `cdk synth`.
  */
 import { beforeAll, describe, expect, it } from 'vitest';
-import { ADMIN_ROUTES, USER_ROUTES, routeKeyOf } from '../../lib/api/routes.ts';
+import { ADMIN_ROUTES, STREAM_ROUTES, USER_ROUTES, routeKeyOf } from '../../lib/api/routes.ts';
+import { READ_RESERVE_ENV, STREAM_FUNCTION_TIMEOUT_SECONDS } from '../../lib/stream/long-poll.ts';
 import { LAMBDA_ENTRIES } from '../../infra/bundling.ts';
 import { PLATFORM_SECRET_PLACEHOLDER_KEY, parsePlatformSecret } from '../../lib/credentials/platform-secret.ts';
 import { logicalIdOf, referencedId, synthStack, type Synthesized } from './synth.ts';
@@ -51,8 +52,19 @@ describe('database', () => {
     const [, group] = only(dev, 'AWS::RDS::DBProxyTargetGroup');
     const borrowSeconds = group.Properties.ConnectionPoolConfigurationInfo.ConnectionBorrowTimeout as number;
     const apiTimeouts = appFunctions(dev).filter(([id]) => id.startsWith('Api')).map(([, fn]) => fn.Properties.Timeout as number);
-    expect(apiTimeouts).toHaveLength(2);
+    expect(apiTimeouts).toHaveLength(3);
     for (const timeout of apiTimeouts) expect(borrowSeconds).toBeLessThanOrEqual(timeout - 5);
+  });
+
+  it('gives the stream function a timeout under API Gateway\'s 30 s and a read reserve of the proxy\'s borrow timeout + 1 s', () => {
+    const [, group] = only(dev, 'AWS::RDS::DBProxyTargetGroup');
+    const borrowSeconds = group.Properties.ConnectionPoolConfigurationInfo.ConnectionBorrowTimeout as number;
+    const [, stream] = appFunctions(dev).find(([id]) => id.startsWith('ApiStream'))!;
+    expect(stream!.Properties.Timeout).toBe(STREAM_FUNCTION_TIMEOUT_SECONDS);
+    expect(STREAM_FUNCTION_TIMEOUT_SECONDS).toBeLessThan(30);
+    expect(stream!.Properties.Environment.Variables[READ_RESERVE_ENV]).toBe(String((borrowSeconds + 1) * 1000));
+    // What a long-poll may hold at most, and that a read started then still ends before the function's deadline.
+    expect(STREAM_FUNCTION_TIMEOUT_SECONDS - borrowSeconds - 1).toBeGreaterThanOrEqual(18);
   });
 
   it('gives every function the proxy endpoint and the secret ARN, never a password', () => {
@@ -173,11 +185,12 @@ describe('functions', () => {
     for (const c of asyncConfigs) expect(c).toMatchObject({ MaximumRetryAttempts: 0, MaximumEventAgeInSeconds: 60, Qualifier: '$LATEST' });
   });
 
-  it('gives the maintenance function the stage\'s retention settings (defaults: 7 days, keep, 400 days, 30 days)', () => {
+  it('gives the maintenance function the stage\'s retention settings (defaults: 7 days, keep, 400 days, 30 days, 7 days)', () => {
     expect(envOf(dev, 'Maintenance')).toMatchObject({
       RETENTION_OUTBOX_PUBLISHED_DAYS: '7', RETENTION_OUTBOX_FAILED_DAYS: 'keep', RETENTION_USAGE_LEDGER_DAYS: '400',
-      RETENTION_REVOKED_CREDENTIAL_DAYS: '30',
+      RETENTION_REVOKED_CREDENTIAL_DAYS: '30', RETENTION_STREAM_DAYS: '7',
     });
+    expect(envOf(synthStack({ retentionStreamDays: 'keep' }), 'Maintenance').RETENTION_STREAM_DAYS).toBe('keep');
   });
 
   it('has an EventBridge bus for domain events, named after the stage and given to the dispatcher', () => {
@@ -191,7 +204,7 @@ describe('HTTP API', () => {
   it('has one route per entry of USER_ROUTES and ADMIN_ROUTES, each behind the JWT authorizer', () => {
     const [authorizerId] = only(dev, 'AWS::ApiGatewayV2::Authorizer');
     const routes = resources(dev, 'AWS::ApiGatewayV2::Route').map(([, r]) => r.Properties);
-    expect(routes.map((r) => r.RouteKey).sort()).toEqual([...USER_ROUTES, ...ADMIN_ROUTES].map(routeKeyOf).sort());
+    expect(routes.map((r) => r.RouteKey).sort()).toEqual([...USER_ROUTES, ...ADMIN_ROUTES, ...STREAM_ROUTES].map(routeKeyOf).sort());
     for (const route of routes) {
       expect(route, route.RouteKey).toMatchObject({ AuthorizationType: 'JWT', AuthorizerId: { Ref: authorizerId } });
     }
@@ -214,12 +227,13 @@ describe('HTTP API', () => {
     };
     for (const route of USER_ROUTES) expect(target(routeKeyOf(route))).toBe('ApiUser');
     for (const route of ADMIN_ROUTES) expect(target(routeKeyOf(route))).toBe('ApiAdmin');
+    for (const route of STREAM_ROUTES) expect(target(routeKeyOf(route))).toBe('ApiStream');
   });
 
   it('requires the adminScope, when configured, on admin routes only', () => {
     const scoped = synthStack({ adminScope: 'ai-jobs/admin' });
     const routes = resources(scoped, 'AWS::ApiGatewayV2::Route').map(([, r]) => r.Properties);
-    const adminKeys = new Set(ADMIN_ROUTES.map(routeKeyOf));
+    const adminKeys = new Set([...ADMIN_ROUTES, ...STREAM_ROUTES.filter((r) => r.access === 'admin')].map(routeKeyOf));
     for (const route of routes) {
       expect(route.AuthorizationScopes, route.RouteKey).toEqual(adminKeys.has(route.RouteKey) ? ['ai-jobs/admin'] : undefined);
     }

@@ -5,11 +5,12 @@
  * dispatcher's `SKIP LOCKED` claim skips every pending row.
  *
  * One retention pass over every kind of row (published and dead outbox rows, expired snapshots, rolled-up
- * ledger rows, revoked user keys, an opted-in type's old jobs with a row in each table that refers to them) runs as a database
+ * ledger rows, revoked user keys, old jobs' stream chunks, an opted-in type's old jobs with a row in each table that refers to them) runs as a database
  * user of its own, in batches of 100 against tables of a few hundred rows; every DELETE it sent is read back
  * from the server's general log (values inlined: text protocol) and EXPLAINed.
  */
 import type mysql from 'mysql2/promise';
+import { ulid } from 'ulid';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createPrismaClient, getPrisma, type PrismaDb } from '../../lib/db/client.ts';
 import { newId } from '../../lib/db/ids.ts';
@@ -43,8 +44,9 @@ afterAll(async () => {
 
 /** Finished jobs of `jobType`, 40 days old, with a snapshot (expired or not) each. */
 async function oldJobs(count: number, jobType: string, snapshotExpiresAt: Date | null): Promise<string[]> {
+  // Ids minted when the jobs were created, as every job's is (stream-chunk retention ranges over them).
   const jobs = Array.from({ length: count }, () => ({
-    ...queuedJobRow({ jobType }), lifecycleStatus: 'succeeded' as const, createdAt: daysAgo(40), finishedAt: daysAgo(40),
+    ...queuedJobRow({ jobType, id: ulid(daysAgo(40).getTime()) }), lifecycleStatus: 'succeeded' as const, createdAt: daysAgo(40), finishedAt: daysAgo(40),
   }));
   await getPrisma().aiJob.createMany({ data: jobs });
   await getPrisma().aiJobSnapshot.createMany({
@@ -82,6 +84,9 @@ async function seed(watermarks: boolean): Promise<void> {
     data: all.map((jobId) => ({ ...business(jobId), ordinal: 0, question: 'q', options: ['a', 'b'], answerIndex: 0, explanation: 'e', difficulty: 'easy' })),
   });
   await prisma.flashcard.createMany({ data: all.map((jobId) => ({ ...business(jobId), ordinal: 0, front: 'f', back: 'b' })) });
+  await prisma.aiJobStreamChunk.createMany({
+    data: all.flatMap((jobId) => [2, 3].map((seq) => ({ jobId, seq, attempt: 1, type: 'text' as const, field: 'f', content: 'x', createdAt: daysAgo(40) }))),
+  });
   const ledger = (jobId: string, ageDays: number) => ({
     id: newId(), jobId, userId: 'user-1', attemptNo: 1, provider: 'mock', model: 'm', credentialMode: 'platform_key' as const,
     priceVersion: 'p', latencyMs: 1, createdAt: daysAgo(ageDays),
@@ -116,7 +121,7 @@ describe('retention DELETEs', () => {
         defineJob({ ...syntheticJob, retention: { snapshotDays: 30, deleteJobsAfterDays: 30 } }),
       ]);
       const counts = await runRetention(db, registry, { ...DEFAULT_RETENTION, batchSize: 100, outboxFailedDays: 7 }, new Date());
-      expect(counts).toEqual({ outboxPublished: 200, outboxFailed: 60, snapshots: 150, usageLedger: 150, revokedCredentials: 150, jobs: 120 });
+      expect(counts).toEqual({ outboxPublished: 200, outboxFailed: 60, snapshots: 150, usageLedger: 150, revokedCredentials: 150, streamChunks: 540, jobs: 120 });
       expect(await getPrisma().userModelCredential.count()).toBe(120);
       expect(await getPrisma().outboxEvent.count()).toBe(50); // the pending rows
 

@@ -15,6 +15,8 @@ import { runRetention } from '../../lib/maintenance/retention.ts';
 import { maintenanceDepsFromEnv, runMaintenance } from '../../lib/maintenance/maintenance-run.ts';
 import { handler as maintenanceHandler } from '../../functions/maintenance.ts';
 import type { ScheduledEvent } from 'aws-lambda';
+import { ulid } from 'ulid';
+import { readStreamPage } from '../../lib/stream/stream-log.ts';
 import { insertJob } from '../helpers/factories.ts';
 import { startE2e, type E2e } from '../helpers/e2e-runtime.ts';
 
@@ -177,5 +179,40 @@ describe('retention', () => {
     expect(await db().outboxEvent.count({ where: { aggregateId: { in: doomed } } })).toBe(0);
     expect(await db().aiJob.count({ where: { id: { in: [parent, child.id, otherType, recent] } } })).toBe(4);
     expect(await db().aiJobTransition.count({ where: { jobId: { in: [parent, otherType] } } })).toBe(2);
+  }, 120_000);
+
+  it('deletes the stream chunks of jobs finished longer ago than streamDays, keeps their status entries, and keeps everything on keep', async () => {
+    /** A job created and finished as said, with a status entry at seq 1 and 2, and `chunks` chunks after them. */
+    const withLog = async (state: 'succeeded' | 'running', createdDaysAgo: number, finishedDaysAgo: number | null, chunks = 3) => {
+      const job = await insertJob({
+        id: ulid(daysAgo(createdDaysAgo).getTime()), lifecycleStatus: state, createdAt: daysAgo(createdDaysAgo),
+        ...(finishedDaysAgo === null ? {} : { finishedAt: daysAgo(finishedDaysAgo) }), statusSeq: 2 + chunks + (state === 'running' ? 0 : 1),
+      });
+      await db().aiJobTransition.createMany({
+        data: [1, 2].map((seq) => ({ id: newId(), jobId: job.id, toStatus: seq === 1 ? 'queued' as const : 'running' as const, actor: 't', seq, attempt: seq - 1 })),
+      });
+      await db().aiJobStreamChunk.createMany({
+        data: Array.from({ length: chunks }, (_, i) => ({ jobId: job.id, seq: 3 + i, attempt: 1, type: 'text' as const, field: 'f', content: `c${i}`, createdAt: daysAgo(createdDaysAgo) })),
+      });
+      if (state !== 'running') await db().aiJobTransition.create({ data: { id: newId(), jobId: job.id, fromStatus: 'running', toStatus: state, actor: 't', seq: 3 + chunks, attempt: 1 } });
+      return job.id;
+    };
+    const old = await Promise.all(Array.from({ length: 5 }, () => withLog('succeeded', 10, 9)));
+    const finishedLately = await withLog('succeeded', 10, 2);
+    const stillRunning = await withLog('running', 10, null);
+    const recent = await withLog('succeeded', 0, 0);
+    const chunksOf = (ids: string[]) => db().aiJobStreamChunk.count({ where: { jobId: { in: ids } } });
+
+    expect((await runRetention(db(), jobRegistry, { ...CONFIG, streamDays: null }, new Date())).streamChunks).toBe(0);
+    const counts = await withTraffic(() => runRetention(db(), jobRegistry, CONFIG, new Date()));
+
+    expect(counts.streamChunks).toBe(15);
+    expect(await chunksOf(old)).toBe(0);
+    expect(await chunksOf([finishedLately, stillRunning, recent])).toBe(9);
+    expect(await db().aiJobTransition.count({ where: { jobId: { in: old } } })).toBe(15);
+    // The finished job's log is its status entries now: one page, the deleted chunks' seqs stepped over.
+    const page = (await readStreamPage(old[0]!, 0))!.page;
+    expect(page.entries.map((e) => [e.seq, e.type === 'status' ? e.status : e.type])).toEqual([[1, 'queued'], [2, 'running'], [6, 'succeeded']]);
+    expect(page).toMatchObject({ lastSeq: 6, hasMore: false, terminal: true });
   }, 120_000);
 });

@@ -321,6 +321,46 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/ai/jobs/{jobId}/stream": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * One of the caller's jobs as it runs: its status changes and its output as the model writes it, after a position (`after`), held open up to `wait` seconds until something comes (long-poll)
+         * @description A job's stream log: every status change the owner may see (queued, running with its attempt, a retry scheduled with `retryAt` and the public error, succeeded with `resultUrl`, failed with the public error, cancelled) and, while an attempt runs, its output as the model writes it (text of a field, items of an array field), in `seq` order from 1. Keep the last `seq` you hold and ask for what follows it (`after`); entries are never changed or reordered, so a page repeats nothing and skips nothing. With `wait` (seconds, at most 20) the request is held until an entry after `after` exists or the wait ends (the server holds at most 18 s), then answered with what there is, possibly nothing: ask again with the same `after`. A `running` entry starts a new attempt: drop the text and items shown before it. docs/streaming.md.
+         */
+        get: operations["streamJob"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/admin-api/ai/jobs/{jobId}/stream": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Any user's job as it runs (the stream log, as `streamJob` reads it)
+         * @description A job's stream log: every status change the owner may see (queued, running with its attempt, a retry scheduled with `retryAt` and the public error, succeeded with `resultUrl`, failed with the public error, cancelled) and, while an attempt runs, its output as the model writes it (text of a field, items of an array field), in `seq` order from 1. Keep the last `seq` you hold and ask for what follows it (`after`); entries are never changed or reordered, so a page repeats nothing and skips nothing. With `wait` (seconds, at most 20) the request is held until an entry after `after` exists or the wait ends (the server holds at most 18 s), then answered with what there is, possibly nothing: ask again with the same `after`. A `running` entry starts a new attempt: drop the text and items shown before it. docs/streaming.md.
+         */
+        get: operations["adminStreamJob"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
 }
 export type webhooks = Record<string, never>;
 export interface components {
@@ -685,6 +725,49 @@ export interface components {
                 /** @description True when SQS could not be asked; the depths are null then */
                 unavailable: boolean;
             }[];
+        };
+        StreamEntry: {
+            seq: number;
+            attempt: number;
+            /** Format: date-time */
+            at: string;
+            /** @constant */
+            type: "status";
+            /** @enum {string} */
+            status: "queued" | "running" | "succeeded" | "failed" | "cancelled";
+            /** Format: date-time */
+            retryAt?: string;
+            resultUrl?: string;
+            error?: {
+                code: string;
+                message: string;
+            };
+        } | {
+            seq: number;
+            attempt: number;
+            /** Format: date-time */
+            at: string;
+            /** @constant */
+            type: "text";
+            field: string;
+            delta: string;
+        } | {
+            seq: number;
+            attempt: number;
+            /** Format: date-time */
+            at: string;
+            /** @constant */
+            type: "item";
+            field: string;
+            index: number;
+            item: unknown;
+        };
+        StreamPage: {
+            jobId: string;
+            entries: components["schemas"]["StreamEntry"][];
+            lastSeq: number;
+            hasMore: boolean;
+            terminal: boolean;
         };
         UsageReport: {
             /** @description First UTC day */
@@ -3020,6 +3103,239 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["ReaperReport"];
+                };
+            };
+            /** @description VALIDATION_FAILED: malformed body, query, path parameter or header, or text that is not well-formed Unicode (field paths in `details`) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description API Gateway's JWT authorizer: `{"message":"Unauthorized"}` (missing, invalid or expired token); or UNAUTHORIZED from the handler (a token whose `sub` cannot be a user id) */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"] | components["schemas"]["GatewayErrorResponse"];
+                };
+            };
+            /** @description FORBIDDEN: the admin group is required (API Gateway answers `{"message":"Forbidden"}` when the route's authorization scopes are missing) */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"] | components["schemas"]["GatewayErrorResponse"];
+                };
+            };
+            /** @description JOB_NOT_FOUND / CREDENTIAL_NOT_FOUND (another user's job is reported as not found); API Gateway answers `{"message":"Not Found"}` for a path no route matches */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"] | components["schemas"]["GatewayErrorResponse"];
+                };
+            };
+            /** @description PAYLOAD_TOO_LARGE: the body exceeds 64 KiB; API Gateway answers `{"message":"Request Entity Too Large"}` past its 10 MB */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"] | components["schemas"]["GatewayErrorResponse"];
+                };
+            };
+            /** @description UNSUPPORTED_MEDIA_TYPE: a body sent with a Content-Type other than application/json (UTF-8) */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description TOO_MANY_JOBS (active jobs of the type at the limit), QUOTA_EXCEEDED (daily quota used up) or TOO_MANY_KEY_WRITES (10 key stores within the hour), with Retry-After; API Gateway's stage throttling answers `{"message":"Too Many Requests"}` */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before trying again (responses from the handler) */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"] | components["schemas"]["GatewayErrorResponse"];
+                };
+            };
+            /** @description API Gateway: request line and header values above 10240 bytes, `{"message":"Request Header Fields Too Large"}` */
+            431: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["GatewayErrorResponse"];
+                };
+            };
+            /** @description INTERNAL: unexpected error (no detail); API Gateway answers `{"message":"Internal Server Error"}` when the function fails */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"] | components["schemas"]["GatewayErrorResponse"];
+                };
+            };
+            /** @description PLATFORM_UNAVAILABLE with Retry-After: the database or another platform service is unreachable, dropped the connection, or stayed contended; API Gateway answers `{"message":"Service Unavailable"}` when the integration times out. Not proof that nothing happened: a create may have committed — repeat it with the same Idempotency-Key */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before trying again (responses from the handler) */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"] | components["schemas"]["GatewayErrorResponse"];
+                };
+            };
+        };
+    };
+    streamJob: {
+        parameters: {
+            query?: {
+                /** @description Return the entries after this `seq`: the last one the client holds (default 0, the whole log) */
+                after?: number;
+                /** @description When nothing follows `after` yet, hold the request up to this many seconds (0-20, default 0: answer at once) until something does; the server holds at most 18 s (docs/streaming.md) */
+                wait?: number;
+            };
+            header?: never;
+            path: {
+                jobId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["StreamPage"];
+                };
+            };
+            /** @description VALIDATION_FAILED: malformed body, query, path parameter or header, or text that is not well-formed Unicode (field paths in `details`) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description API Gateway's JWT authorizer: `{"message":"Unauthorized"}` (missing, invalid or expired token); or UNAUTHORIZED from the handler (a token whose `sub` cannot be a user id) */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"] | components["schemas"]["GatewayErrorResponse"];
+                };
+            };
+            /** @description JOB_NOT_FOUND / CREDENTIAL_NOT_FOUND (another user's job is reported as not found); API Gateway answers `{"message":"Not Found"}` for a path no route matches */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"] | components["schemas"]["GatewayErrorResponse"];
+                };
+            };
+            /** @description PAYLOAD_TOO_LARGE: the body exceeds 64 KiB; API Gateway answers `{"message":"Request Entity Too Large"}` past its 10 MB */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"] | components["schemas"]["GatewayErrorResponse"];
+                };
+            };
+            /** @description UNSUPPORTED_MEDIA_TYPE: a body sent with a Content-Type other than application/json (UTF-8) */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description TOO_MANY_JOBS (active jobs of the type at the limit), QUOTA_EXCEEDED (daily quota used up) or TOO_MANY_KEY_WRITES (10 key stores within the hour), with Retry-After; API Gateway's stage throttling answers `{"message":"Too Many Requests"}` */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before trying again (responses from the handler) */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"] | components["schemas"]["GatewayErrorResponse"];
+                };
+            };
+            /** @description API Gateway: request line and header values above 10240 bytes, `{"message":"Request Header Fields Too Large"}` */
+            431: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["GatewayErrorResponse"];
+                };
+            };
+            /** @description INTERNAL: unexpected error (no detail); API Gateway answers `{"message":"Internal Server Error"}` when the function fails */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"] | components["schemas"]["GatewayErrorResponse"];
+                };
+            };
+            /** @description PLATFORM_UNAVAILABLE with Retry-After: the database or another platform service is unreachable, dropped the connection, or stayed contended; API Gateway answers `{"message":"Service Unavailable"}` when the integration times out. Not proof that nothing happened: a create may have committed — repeat it with the same Idempotency-Key */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before trying again (responses from the handler) */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"] | components["schemas"]["GatewayErrorResponse"];
+                };
+            };
+        };
+    };
+    adminStreamJob: {
+        parameters: {
+            query?: {
+                /** @description Return the entries after this `seq`: the last one the client holds (default 0, the whole log) */
+                after?: number;
+                /** @description When nothing follows `after` yet, hold the request up to this many seconds (0-20, default 0: answer at once) until something does; the server holds at most 18 s (docs/streaming.md) */
+                wait?: number;
+            };
+            header?: never;
+            path: {
+                jobId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["StreamPage"];
                 };
             };
             /** @description VALIDATION_FAILED: malformed body, query, path parameter or header, or text that is not well-formed Unicode (field paths in `details`) */

@@ -9,7 +9,8 @@
 import http from 'node:http';
 import { randomUUID } from 'node:crypto';
 import type { APIGatewayProxyEventV2WithJWTAuthorizer, APIGatewayProxyResultV2, Context } from 'aws-lambda';
-import { ADMIN_ROUTES, USER_ROUTES, matchRoute, type ApiRoute, type RouteMatch } from '../../api/routes.ts';
+import { ADMIN_ROUTES, STREAM_ROUTES, USER_ROUTES, matchRoute, type ApiRoute, type RouteMatch } from '../../api/routes.ts';
+import { STREAM_FUNCTION_TIMEOUT_SECONDS } from '../../stream/long-poll.ts';
 import { toAuthorizerClaims, verifyLocalToken, type LocalJwtKey, type TokenAudience } from '../../api/local-jwt.ts';
 import type { JWTPayload } from 'jose';
 import { unverifiedIssuer } from './local-oidc.ts';
@@ -21,6 +22,8 @@ export interface GatewayOptions {
   audience: TokenAudience;
   userHandler: ApiHandler;
   adminHandler: ApiHandler;
+  /** The stream routes' function (a job's stream log, long-polled), called with its own, longer deadline. */
+  streamHandler: ApiHandler;
   /** An OIDC issuer trusted too (local-oidc.ts): its tokens go to `verify`, all others to the local key. */
   oidc?: { issuer: string; verify(token: string): Promise<JWTPayload> };
   /** Local-only paths tried before the API routes (the console); resolves true when it answered. */
@@ -51,9 +54,8 @@ async function handle(req: http.IncomingMessage, res: http.ServerResponse, o: Ga
   if (await o.localRoutes?.(req, res)) return;
   const url = new URL(req.url ?? '/', 'http://localhost');
   const method = req.method ?? 'GET';
-  const user = matchRoute(USER_ROUTES, method, url.pathname);
-  const admin = user ? null : matchRoute(ADMIN_ROUTES, method, url.pathname);
-  const match: RouteMatch<ApiRoute> | null = user ?? admin;
+  const target = routeTarget(method, url.pathname, o);
+  const match: RouteMatch<ApiRoute> | null = target?.match ?? null;
   if (!match) {
     req.resume();
     return send(res, 404, { message: 'Not Found' });
@@ -70,9 +72,22 @@ async function handle(req: http.IncomingMessage, res: http.ServerResponse, o: Ga
     return send(res, 401, { message: 'Unauthorized' });
   }
   const event = toEvent(req, url, match, body, claims);
-  const handler = user ? o.userHandler : o.adminHandler;
-  const result = await handler(event, lambdaContext(user ? 'api-user' : 'api-admin'));
+  const result = await target!.handler(event, lambdaContext(target!.functionName, target!.timeoutSeconds));
   writeResult(res, result);
+}
+
+/** The function a request goes to, as API Gateway's routes send it: the route tables in order, each to its function. */
+function routeTarget(method: string, path: string, o: GatewayOptions) {
+  const tables = [
+    { routes: USER_ROUTES, handler: o.userHandler, functionName: 'api-user', timeoutSeconds: 29 },
+    { routes: ADMIN_ROUTES, handler: o.adminHandler, functionName: 'api-admin', timeoutSeconds: 29 },
+    { routes: STREAM_ROUTES, handler: o.streamHandler, functionName: 'api-stream', timeoutSeconds: STREAM_FUNCTION_TIMEOUT_SECONDS },
+  ];
+  for (const { routes, ...target } of tables) {
+    const match = matchRoute<ApiRoute>(routes, method, path);
+    if (match) return { match, ...target };
+  }
+  return undefined;
 }
 
 function toEvent(
@@ -139,8 +154,8 @@ function bodyFields(body: Buffer): { body?: string; isBase64Encoded: boolean } {
   }
 }
 
-function lambdaContext(functionName: string): Context {
-  const deadline = Date.now() + 29_000;
+function lambdaContext(functionName: string, timeoutSeconds: number): Context {
+  const deadline = Date.now() + timeoutSeconds * 1000;
   return {
     callbackWaitsForEmptyEventLoop: false, functionName, functionVersion: '$LATEST',
     invokedFunctionArn: `arn:aws:lambda:local:000000000000:function:${functionName}`, memoryLimitInMB: '512',

@@ -111,8 +111,8 @@ export async function startLocalRuntime(o: LocalRuntimeOptions): Promise<LocalRu
 
   const dispatcher = localDispatcher(aws, log);
   // Handlers are imported after the environment is complete: they read it when first used.
-  const [{ handler: userHandler }, { handler: adminHandler }] = await Promise.all([
-    import('../../../functions/api-user.ts'), import('../../../functions/api-admin.ts'),
+  const [{ handler: userHandler }, { handler: adminHandler }, { handler: streamHandler }] = await Promise.all([
+    import('../../../functions/api-user.ts'), import('../../../functions/api-admin.ts'), import('../../../functions/api-stream.ts'),
   ]);
   // The previous run's messages died with its in-memory queues: give its open jobs a message again.
   const recovered = await recoverOpenJobs(getPrisma(), Date.now().toString(36));
@@ -128,7 +128,7 @@ export async function startLocalRuntime(o: LocalRuntimeOptions): Promise<LocalRu
     distDir: o.consoleDistDir ?? DEFAULT_CONSOLE_DIST, jwtKey, audience: LOCAL_TOKEN_AUDIENCE, ...(oidc ? { oidc: { issuer: oidc.issuer, clientId: oidc.clientId } } : {}),
   });
   const server = createGatewayServer({
-    jwtKey, audience: LOCAL_TOKEN_AUDIENCE, userHandler, adminHandler, localRoutes, onError: (err) => log(`gateway error: ${(err as Error).message}`),
+    jwtKey, audience: LOCAL_TOKEN_AUDIENCE, userHandler, adminHandler, streamHandler, localRoutes, onError: (err) => log(`gateway error: ${(err as Error).message}`),
     ...(oidc ? { oidc: { issuer: oidc.issuer, verify: createOidcVerifier(oidc) } } : {}),
   });
   const port = await listen(server, o.port, o.host ?? '127.0.0.1');
