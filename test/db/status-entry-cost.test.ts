@@ -97,12 +97,22 @@ describe('the database cost of a non-streaming job', () => {
       usage: { roundTrips: 9, statements: 9, writeTransactions: 9, readUnits: 0 },
       project: { roundTrips: 43, statements: 57, writeTransactions: 12, readUnits: 0 },
     });
-    expect(rows).toEqual({
+    // The Feynman evaluations stream their feedback (docs/streaming.md): their chunks are the streaming cost, apart.
+    const { AiJobStreamChunk: chunks, ...nonStreaming } = rows;
+    expect(nonStreaming).toEqual({
       AiJob: 12, AiJobArtifact: 10, AiJobSnapshot: 12, AiJobTransition: 37, AiUsageLog: 12, FeynmanEvaluation: 3, OutboxEvent: 24,
     });
-    // Every transition row is a status entry: `seq` 1, 2, … per job, in the order of the transitions.
+    const chunkJobs = await getPrisma().aiJobStreamChunk.findMany({ distinct: ['jobId'], select: { job: { select: { jobType: true } } } });
+    expect(chunks === undefined || chunkJobs.every((c) => c.job.jobType === 'feynman_evaluation')).toBe(true);
+    // Every transition row is a status entry: with a streaming job's chunks, `seq` 1, 2, … per job without a gap,
+    // the transitions' in the order they happened.
     const transitions = await getPrisma().aiJobTransition.findMany({ orderBy: { id: 'asc' }, select: { jobId: true, seq: true } });
-    const byJob = Map.groupBy(transitions, (t) => t.jobId);
-    for (const list of byJob.values()) expect(list.map((t) => t.seq)).toEqual(list.map((_, i) => i + 1));
+    const chunkSeqs = await getPrisma().aiJobStreamChunk.findMany({ select: { jobId: true, seq: true } });
+    for (const [jobId, list] of Map.groupBy(transitions, (t) => t.jobId)) {
+      const seqs = list.map((t) => Number(t.seq));
+      expect(seqs).toEqual([...seqs].sort((a, b) => a - b));
+      const all = [...seqs, ...chunkSeqs.filter((c) => c.jobId === jobId).map((c) => c.seq)].sort((a, b) => a - b);
+      expect(all).toEqual(all.map((_, i) => i + 1));
+    }
   });
 });
