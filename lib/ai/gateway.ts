@@ -4,7 +4,10 @@
  * before the engine spends another attempt. Every provider call, whatever its outcome, is reported through
  * `onCall` so the engine can write the usage ledger (ADR-003 §5.7). Prompts and keys are never logged.
  */
-import { asJobFailure, CredentialInvalidError, type JobFailure } from '../jobs/failures.ts';
+import { asJobFailure, CredentialInvalidError, ProviderRateLimitedError, type JobFailure } from '../jobs/failures.ts';
+import type { AdmissionJob, CapacityGate, RouteRefusal } from '../capacity/gate.ts';
+import { admitRoute } from '../capacity/gateway-admission.ts';
+import { waitErrorOf } from '../capacity/capacity-wait.ts';
 import type { ModelRouter } from './model-router.ts';
 import {
   ABORTED_CALL_CODE,
@@ -29,11 +32,15 @@ export interface GenerateOptions {
    * replaces the call's outcome (the ledger write is part of the attempt).
    */
   onCall?: (record: ProviderCallRecord) => void | Promise<void>;
+  /** The job the call is for: with a capacity gate, each route's call is admitted against shared limits and caps. */
+  admission?: AdmissionJob;
 }
 
 /** What the gateway needs. */
 export interface GatewayDeps {
   router: ModelRouter;
+  /** Shared provider limits and spending caps (lib/capacity/); absent: every call is made as asked. */
+  capacity?: CapacityGate | null;
 }
 
 const NO_USAGE: TokenUsage = { promptTokens: 0, completionTokens: 0, totalTokens: 0 };
@@ -46,6 +53,10 @@ const NO_USAGE: TokenUsage = { promptTokens: 0, completionTokens: 0, totalTokens
  *   (a rate limit keeps its `retryAfterMs`).
  * - Any other failure (e.g. CredentialInvalidError) is thrown at once; so is an abort: when `opts.signal`
  *   aborts, the signal's `reason` is rethrown unchanged.
+ * - With a capacity gate and `opts.admission`, a route the shared limits or a spending cap refuse is skipped
+ *   without a call, and a 429 on a route that took shared capacity cools its model down for every consumer and
+ *   counts as a refusal. When no call failed otherwise and every route was refused, a CapacityWaitError says how
+ *   long to wait (lib/capacity/capacity-wait.ts): the engine parks the job without spending an attempt.
  * @throws JobFailure | UnknownModelTierError | the signal's reason
  */
 export async function generate(request: ChatRequest, opts: GenerateOptions, deps: GatewayDeps): Promise<GenerateResult> {
@@ -54,14 +65,24 @@ export async function generate(request: ChatRequest, opts: GenerateOptions, deps
     throw new CredentialInvalidError(`No route of tier "${opts.tier}" accepts a ${opts.credentials.mode} credential`);
   }
   let lastFailure: JobFailure | undefined;
+  const refusals: RouteRefusal[] = [];
   for (const route of routes) {
     opts.signal.throwIfAborted();
-    const outcome = await callRoute(request, route, opts, deps);
+    const admitted = await admitRoute(deps.capacity, opts.admission, route, request, opts);
+    if (admitted.kind === 'refused') {
+      refusals.push(admitted.refusal);
+      continue;
+    }
+    const outcome = await callRoute(admitted.request, route, admitted.opts, deps);
     if ('result' in outcome) return outcome.result;
+    if (outcome.failure instanceof ProviderRateLimitedError && admitted.hold?.sharedCapacity) {
+      refusals.push(await admitted.hold.coolDown(outcome.failure.retryAfterMs));
+      continue;
+    }
     lastFailure = outcome.failure;
     if (!lastFailure.fallbackEligible) throw lastFailure;
   }
-  throw lastFailure!;
+  throw lastFailure ?? waitErrorOf(refusals);
 }
 
 type RouteOutcome = { result: GenerateResult } | { failure: JobFailure };

@@ -48,7 +48,7 @@ export async function runAttempt(
   const generated = await deps.generate(
     { messages, jsonMode: true },
     {
-      tier: job.modelTier, credentials, signal,
+      tier: job.modelTier, credentials, signal, admission: job,
       onCall: (call) => {
         // The call that answered is billed with the projection (or by whoever gives up on it, below).
         if (!call.errorCode && !call.aborted) {

@@ -11,12 +11,16 @@ import type { JobDefinitionRegistry } from '../jobs/registry.ts';
 import type { ResultProjector } from '../jobs/projector.ts';
 import type { LeaseTiming } from './lease-keeper.ts';
 import type { PriceFn } from './usage-ledger.ts';
+import type { AdmissionJob } from '../capacity/gate.ts';
+import type { DbClock } from '../capacity/db-clock.ts';
 
 export interface GenerateOptions {
   tier: string;
   credentials: CredentialSet;
   signal: AbortSignal;
   onCall: (call: ProviderCallRecord) => void | Promise<void>;
+  /** The job the call is for: admits each route's call against shared provider limits and spending caps. */
+  admission?: AdmissionJob;
 }
 
 export interface EngineDeps {
@@ -35,6 +39,8 @@ export interface EngineDeps {
   /** Identifies this consumer (container) as a lease holder. */
   instanceId: string;
   timing: LeaseTiming;
+  /** The clock of capacity windows and waits (lib/capacity/db-clock.ts); default the database's. */
+  capacityClock?: DbClock;
   /** Optional observation points on the attempt path; absent in production. */
   checkpoints?: EngineCheckpoints;
 }
