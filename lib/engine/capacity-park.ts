@@ -52,7 +52,7 @@ export async function settleCapacityWait(
     return fail(job, fence, failure, `waited ${Math.round(state.waitedMs / 1000)} s for provider capacity; the limit is ${MAX_CAPACITY_WAIT_MS[queue] / 1000} s`, deps);
   }
   const waitMs = failure.retryInMs + (spend ? 0 : Math.floor(Math.random() * JITTER_MS));
-  const handoff = spend || state.waits >= CAPACITY_WAIT_RECEIVES || waitMs > MAX_VISIBILITY_WAIT_MS;
+  const handoff = spend || state.waits >= CAPACITY_WAIT_RECEIVES || failure.retryInMs > MAX_VISIBILITY_WAIT_MS;
   await parkForCapacity({
     jobId: job.id, fence, actor: deps.instanceId, waitingFor: failure.waitingFor, code: failure.code,
     route: spend ? null : failure.route, tokens: failure.tokens, waitMs, waits: handoff ? 0 : state.waits + 1,

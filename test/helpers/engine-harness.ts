@@ -25,6 +25,7 @@ import type { EngineDeps } from '../../lib/engine/engine-deps.ts';
 import { consumeBatch } from '../../lib/engine/consumer.ts';
 import type { LeaseTiming } from '../../lib/engine/lease-keeper.ts';
 import { jobRegistry, type JobDefinitionRegistry } from '../../lib/jobs/registry.ts';
+import type { CapacityGate } from '../../lib/capacity/gate.ts';
 
 export const FAST_TIMING: LeaseTiming = { leaseMs: 3_000, heartbeatMs: 500, cancelPollMs: 100 };
 
@@ -47,6 +48,8 @@ export interface HarnessOptions {
   realCredentials?: boolean;
   /** Visibility timeout of both queues (default 30 s). */
   visibilityTimeoutSeconds?: number;
+  /** The shared-capacity gate (default: from the environment, as production builds it; null: none). */
+  capacity?: CapacityGate | null;
 }
 
 export interface EngineHarness {
@@ -84,6 +87,7 @@ export async function startEngineHarness(opts: HarnessOptions = {}): Promise<Eng
     timing: opts.timing ?? FAST_TIMING,
     registry: opts.registry ?? jobRegistry,
     logger: new Logger({ serviceName: 'engine-test', logLevel: 'WARN' }),
+    ...(opts.capacity !== undefined ? { capacity: opts.capacity } : {}),
     ...opts.engine,
   });
   const dispatcher = createDispatcherDeps({
