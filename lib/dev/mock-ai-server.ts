@@ -27,6 +27,7 @@ import type { AddressInfo } from 'node:net';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { ConfigurationError } from '../config/aws.ts';
 import type { ChatMessage } from '../ai/types.ts';
+import { MockRateLimiter, type MockRateLimits } from './mock-rate-limit.ts';
 
 /** What `respond` sees of a request. */
 export interface MockChatContext {
@@ -61,6 +62,8 @@ export interface MockAiServerOptions {
   apiKey?: string;
   /** Content of a valid answer; default {@link defaultMockRespond}. */
   respond?: MockRespond;
+  /** Requests and tokens per minute beyond which it answers 429 with Retry-After (./mock-rate-limit.ts). */
+  rateLimits?: MockRateLimits;
 }
 
 export interface MockAiServer {
@@ -114,6 +117,7 @@ export async function startMockAiServer(options: MockAiServerOptions = {}): Prom
     scenario: options.scenario,
     failedOnce: new Set<string>(),
     closing: new AbortController(),
+    limiter: options.rateLimits ? new MockRateLimiter(options.rateLimits) : undefined,
   };
   const server = createServer((req, res) => {
     handle(req, res, options, state).catch(() => {
@@ -149,6 +153,7 @@ type ServerState = {
   scenario: string | undefined;
   failedOnce: Set<string>;
   closing: AbortController;
+  limiter: MockRateLimiter | undefined;
 };
 
 /** One request, from routing and auth to the scenario's answer. */
@@ -168,6 +173,10 @@ async function handle(req: IncomingMessage, res: ServerResponse, options: MockAi
   const body = await readJson(req);
   if (!body) return sendError(res, 400, 'the body must be a chat completion request');
   state.requests.push(body);
+  const limited = state.limiter?.admit(body);
+  if (limited && !limited.admitted) {
+    return sendError(res, 429, 'rate limit reached (mock RPM/TPM)', { 'retry-after': String(limited.retryAfterSeconds) });
+  }
 
   const markers = parseMarkers(lastUserText(body.messages));
   const signal = AbortSignal.any([gone.signal, state.closing.signal]);
@@ -277,7 +286,8 @@ async function readJson(req: IncomingMessage): Promise<MockChatRequestBody | und
 
 /**
  * Options from the environment, for the local runtime: `MOCK_AI_PORT` (default 0), `MOCK_AI_LATENCY_MS`
- * (default 0), `MOCK_AI_FAILURE_RATE` (0–1, default 0), `MOCK_AI_SCENARIO` (default `ok`).
+ * (default 0), `MOCK_AI_FAILURE_RATE` (0–1, default 0), `MOCK_AI_SCENARIO` (default `ok`), `MOCK_AI_RPM` and
+ * `MOCK_AI_TPM` (per minute; unset: no limit).
  * @throws ConfigurationError for a malformed value
  */
 export function mockAiServerOptionsFromEnv(env: Readonly<Record<string, string | undefined>> = process.env): MockAiServerOptions {
@@ -288,10 +298,19 @@ export function mockAiServerOptionsFromEnv(env: Readonly<Record<string, string |
     if (!Number.isFinite(value) || value < 0 || value > max) throw new ConfigurationError(name, `must be a number from 0 to ${max}`);
     return value;
   };
+  const limit = (name: string): number | undefined => {
+    if (!env[name]?.trim()) return undefined;
+    const value = num(name, 1_000_000_000);
+    if (!Number.isInteger(value) || value < 1) throw new ConfigurationError(name, 'must be a whole number from 1');
+    return value;
+  };
+  const rpm = limit('MOCK_AI_RPM');
+  const tpm = limit('MOCK_AI_TPM');
   return {
     port: num('MOCK_AI_PORT', 65_535),
     latencyMs: num('MOCK_AI_LATENCY_MS', 600_000),
     failureRate: num('MOCK_AI_FAILURE_RATE', 1),
     ...(env.MOCK_AI_SCENARIO?.trim() ? { scenario: env.MOCK_AI_SCENARIO.trim() } : {}),
+    ...(rpm !== undefined || tpm !== undefined ? { rateLimits: { ...(rpm !== undefined ? { rpm } : {}), ...(tpm !== undefined ? { tpm } : {}) } } : {}),
   };
 }
