@@ -15,6 +15,10 @@ import { reserve } from '../../lib/capacity/reserve.ts';
 import { settlementStatements } from '../../lib/capacity/settle-statements.ts';
 import { CAPACITY_WAIT_RECEIVES } from '../../lib/capacity/capacity-wait.ts';
 import { DATABASE_CLOCK } from '../../lib/capacity/db-clock.ts';
+import { lockJob } from '../../lib/jobs/lifecycle-repository.ts';
+import { parkForCapacity } from '../../lib/jobs/lifecycle-wait.ts';
+import { DEFAULT_REAPER_OPTIONS, reapOverdueRetries } from '../../lib/engine/reaper.ts';
+import { runDispatchCycle } from '../../lib/outbox/dispatcher.ts';
 import { startEngineHarness, type EngineHarness } from '../helpers/engine-harness.ts';
 import { holdRequest, NO_CAPS } from '../helpers/capacity.ts';
 import { testRegistry } from '../helpers/test-job-types.ts';
@@ -108,5 +112,29 @@ describe('waiting never dead-letters', () => {
     const done = await h.runUntilTerminal(created.id, 'interactive', 20_000);
     expect(done).toMatchObject({ lifecycleStatus: 'succeeded', attemptCount: 1 });
     expect(await deadLetters(h)).toBe(0);
+  });
+});
+
+describe('the reaper and waiting jobs', () => {
+  it('re-enqueues each wait of one attempt once, and never fails a job for an older wait\'s message', async () => {
+    const h = await start();
+    const created = await h.create({ input: { prompt: 'parked twice' } });
+    const parkAndLose = async (holder: string) => {
+      const locked = await lockJob(db, created.id, holder);
+      await parkForCapacity({
+        jobId: created.id, fence: { holder, leaseVersion: locked.leaseVersion }, actor: holder, waitingFor: 'provider_capacity', code: 'PROVIDER_CAPACITY',
+        route: { provider: 'mock', model: 'mock-chat' }, tokens: 10, waitMs: 10, waits: 1, handoff: null, clock: DATABASE_CLOCK,
+      });
+      await h.sqs.send(new ReceiveMessageCommand({ QueueUrl: h.queues.interactive.queueUrl, MaxNumberOfMessages: 10, VisibilityTimeout: 60, WaitTimeSeconds: 1 }));
+    };
+    const overdue = { ...DEFAULT_REAPER_OPTIONS, overdueRetryMs: 0, now: new Date(Date.now() + 60_000) };
+    await parkAndLose('consumer-a');
+    expect(await reapOverdueRetries(db, overdue)).toMatchObject({ reenqueued: 1, failed: 0 });
+    await runDispatchCycle(h.dispatcher); // that re-enqueue is published (and, say, lost too)
+    await parkAndLose('consumer-b'); // the same attempt number waits again
+    expect(await reapOverdueRetries(db, { ...overdue, now: new Date(Date.now() + 120_000) })).toMatchObject({ reenqueued: 1, failed: 0 });
+    expect((await db.outboxEvent.findMany({ where: { aggregateId: created.id }, orderBy: { createdAt: 'asc' } })).map((e) => e.dedupeKey.split(':').at(-1)))
+      .toEqual([created.id, 'attempt-1-lease-1', 'attempt-1-lease-2']);
+    expect(await job(created.id)).toMatchObject({ lifecycleStatus: 'running', attemptCount: 0 });
   });
 });
