@@ -16,6 +16,7 @@ import { syntheticJob } from '../../lib/job-types/synthetic-job.ts';
 import { SqlCapacityGate } from '../../lib/capacity/gate.ts';
 import { DEFAULT_MODEL_LIMITS, ProviderLimitsConfig } from '../../lib/capacity/limits-config.ts';
 import { consumeBatch } from '../../lib/engine/consumer.ts';
+import { findJobWaits } from '../../lib/capacity/waits-repository.ts';
 import type { EngineCheckpoints } from '../../lib/engine/engine-deps.ts';
 import { startEngineHarness, toSqsEvent, type EngineHarness } from '../helpers/engine-harness.ts';
 import { NO_CAPS } from '../helpers/capacity.ts';
@@ -55,7 +56,7 @@ describe('a spending cap at execution', () => {
     expect(messages).toHaveLength(1);
     expect(response.batchItemFailures).toEqual([]); // acknowledged: the job lives on in a new message
     expect(await job(created.id)).toMatchObject({ lifecycleStatus: 'running', attemptCount: 0, lockedBy: null });
-    expect(await db.capacityWait.findUniqueOrThrow({ where: { jobId: created.id } })).toMatchObject({ reason: 'spend_cap' });
+    expect((await findJobWaits([created.id])).get(created.id)).toMatchObject({ waitingFor: 'spend_cap', route: null });
     const resume = await db.outboxEvent.findFirstOrThrow({ where: { aggregateId: created.id, dedupeKey: { contains: ':wait-' } } });
     const midnight = new Date();
     midnight.setUTCHours(24, 0, 0, 0);

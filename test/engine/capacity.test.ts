@@ -15,6 +15,7 @@ import { reserve } from '../../lib/capacity/reserve.ts';
 import { settlementStatements } from '../../lib/capacity/settle-statements.ts';
 import { CAPACITY_WAIT_RECEIVES } from '../../lib/capacity/capacity-wait.ts';
 import { DATABASE_CLOCK } from '../../lib/capacity/db-clock.ts';
+import { findJobWaits } from '../../lib/capacity/waits-repository.ts';
 import { lockJob } from '../../lib/jobs/lifecycle-repository.ts';
 import { parkForCapacity } from '../../lib/jobs/lifecycle-wait.ts';
 import { DEFAULT_REAPER_OPTIONS, reapOverdueRetries } from '../../lib/engine/reaper.ts';
@@ -67,6 +68,9 @@ describe('a 429 with Retry-After: 20', () => {
       expect(wait).toMatchObject({ reason: 'provider_capacity', provider: 'mock', model: 'mock-chat' });
       expect(wait.dueAt.getTime()).toBeGreaterThanOrEqual(limit.cooldownUntil!.getTime());
     }
+    const waits = await findJobWaits([first.id, ...others.map((o) => o.id)]);
+    expect([...waits.values()].map((w) => w.waitingFor)).toEqual(['provider_capacity', 'provider_capacity', 'provider_capacity']);
+    expect(waits.get(first.id)!.until.getTime()).toBeGreaterThanOrEqual(limit.cooldownUntil!.getTime());
     const visible = await h.sqs.send(new ReceiveMessageCommand({ QueueUrl: h.queues.interactive.queueUrl, WaitTimeSeconds: 1, MaxNumberOfMessages: 10 }));
     expect(visible.Messages ?? []).toHaveLength(0); // every message waits out the cooldown
     expect(await deadLetters(h)).toBe(0);
