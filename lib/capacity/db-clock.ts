@@ -15,11 +15,6 @@ export interface DbClock {
 /** The database server's UTC time, millisecond precision (independent of the session's time zone). */
 export const DATABASE_CLOCK: DbClock = Object.freeze({ sql: 'UTC_TIMESTAMP(3)', values: [] });
 
-/** The start of the clock's minute, as a DATETIME(3): the key of a minute window. */
-export function minuteOf(clock: DbClock): DbClock {
-  return { sql: `CAST(DATE_FORMAT(${clock.sql}, '%Y-%m-%d %H:%i:00') AS DATETIME(3))`, values: clock.values };
-}
-
 /**
  * A statement from a template where `{now}` stands for the clock and `?` for the next of `values`: the values
  * come out in the order of the text, whatever the clock's own placeholders.

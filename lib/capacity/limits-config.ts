@@ -124,7 +124,12 @@ export function providerLimitsFromEnv(env: Readonly<Record<string, string | unde
       merged[key] = { ...merged[key], ...(given as Partial<ModelLimits>) } as ModelLimits;
       for (const field of Object.keys(LIMIT_BOUNDS) as (keyof ModelLimits)[]) {
         if (merged[key][field] === undefined) throw new InvalidLimitError(`${key}.${field}`, 'is missing (a new key needs every field)');
-        validLimit(field, merged[key][field]);
+        try {
+          validLimit(field, merged[key][field]);
+        } catch (err) {
+          if (err instanceof InvalidLimitError) throw new InvalidLimitError(`${key}.${field}`, err.message.slice(field.length + 1));
+          throw err;
+        }
       }
     }
   } catch (err) {

@@ -23,7 +23,7 @@
  * Spacing: a record given back on infrastructure (database unreachable, or its secret unreadable on a cold
  * start: lib/engine/consumer-handler.ts) comes back after 5, 10, 20, 40, 80, then 120 s, not after the
  * visibility timeout. So an outage of the database or of Secrets Manager that outlasts the budget's receives
- * (about 19 minutes at 14) dead-letters the messages it holds: their jobs fail DEAD_LETTERED, and an admin
+ * (about 27 minutes at 18) dead-letters the messages it holds: their jobs fail DEAD_LETTERED, and an admin
  * retry runs them again. The price of picking work up within seconds after a short blip.
  *
  * A message that dies before all this is moved to the DLQ and the job fails DEAD_LETTERED although it had
