@@ -98,9 +98,10 @@ export class SqlCapacityGate implements CapacityGate {
     }
     const platform = job.credentialMode === 'platform_key';
     const holdKey = holdKeyOf(job, route);
+    const costUsd = cost.priced ? cost.costUsd : ZERO_USD;
     const reservation = await reserve({
-      holdId: newId(), holdKey, job, route, costUsd: cost.priced ? cost.costUsd : ZERO_USD,
-      capacity: platform ? { limits, tokens } : null, platformSpend: platform, defaults: this.o.caps,
+      holdId: newId(), holdKey, job, route, costUsd, defaults: this.o.caps,
+      capacity: platform ? { limits, tokens } : null, spend: costUsd === ZERO_USD ? 'none' : platform ? 'platform' : 'own',
       holdMs: job.timeoutMs + (this.o.holdMarginMs ?? HOLD_MARGIN_MS), waitGraceMs: this.o.waitGraceMs ?? WAIT_GRACE_MS,
       clock: this.#clock,
     }, this.#pool());

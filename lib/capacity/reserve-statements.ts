@@ -31,8 +31,11 @@ export interface HoldRequest {
   capacity: { limits: ModelLimits; tokens: number } | null;
   /** The call's maximum cost (8 decimals) reserved against every cap that applies. */
   costUsd: string;
-  /** Platform-key spend: the platform and job-type caps apply, and the user's always (else only their own caps). */
-  platformSpend: boolean;
+  /**
+   * Which caps the call is charged to: `platform` (the platform's key: every cap), `own` (the user's own key: the
+   * user's caps set for that very user), `none` (a call that costs nothing: no counter is touched).
+   */
+  spend: 'platform' | 'own' | 'none';
   defaults: SpendCapDefaults;
   /** How long the hold lives unless settled (the sweeper gives it back after). */
   holdMs: number;
@@ -59,14 +62,14 @@ export function reservationStatements(r: HoldRequest): SqlStatement[] {
     holdInsert(r),
     { sql: 'UPDATE `CapacityWait` SET waits = waits WHERE jobId = ?', values: [r.job.id] },
     ...(r.capacity ? windowUpserts(r.holdKey) : []),
-    counterUpsert(r.holdKey),
+    ...(r.spend !== 'none' ? [counterUpsert(r.holdKey)] : []),
     guardedUpdate(r),
   ];
 }
 
 /** Index of the guarded UPDATE in {@link reservationStatements}: its affected rows say whether the hold was taken. */
-export function guardIndex(r: Pick<HoldRequest, 'capacity'>): number {
-  return r.capacity ? 6 : 3;
+export function guardIndex(r: Pick<HoldRequest, 'capacity' | 'spend'>): number {
+  return (r.capacity ? 5 : 2) + (r.spend !== 'none' ? 1 : 0);
 }
 
 /** Creates the model's row from the configuration, or follows it (unless an admin set the limits); locks it. */
@@ -97,11 +100,11 @@ function holdInsert(r: HoldRequest): SqlStatement {
     r.holdId, r.holdKey, r.job.id, userId, r.job.jobType, r.route.provider, r.route.model, r.capacity?.tokens ?? 0, r.costUsd,
   ];
   const userPeriod = (scope: SpendScope, period: string): string => {
-    if (r.platformSpend) return period;
+    if (r.spend !== 'own') return r.spend === 'platform' ? period : 'NULL';
     values.push(userId);
     return `IF(EXISTS (SELECT 1 FROM \`SpendCap\` WHERE scope = '${scope}' AND subject = ?), ${period}, NULL)`;
   };
-  const platformPeriod = r.platformSpend ? DAY : 'NULL';
+  const platformPeriod = r.spend === 'platform' ? DAY : 'NULL';
   const keys = [r.capacity ? MINUTE : 'NULL', platformPeriod, platformPeriod, userPeriod('user_day', DAY), userPeriod('user_month', MONTH)];
   values.push(r.holdMs * 1000);
   const ahead = r.capacity ? aheadOf(r, values) : '(SELECT 0 AS requests, 0 AS tokens)';
@@ -193,7 +196,7 @@ function guardedUpdate(r: HoldRequest): SqlStatement {
     );
   }
   const capValues: SqlValue[] = [];
-  for (const scope of SPEND_SCOPES) {
+  for (const scope of r.spend === 'none' ? [] : SPEND_SCOPES) {
     const c = COUNTER[scope];
     joins.push(`LEFT JOIN \`SpendCounter\` ${c.alias} ON ${c.alias}.scope = '${scope}' AND ${c.alias}.subject = ${c.subject} AND ${c.alias}.periodStart = h.${c.period}`);
     sets.push(`${c.alias}.reservedUsd = ${c.alias}.reservedUsd + h.costUsd`);

@@ -65,7 +65,7 @@ describe('which caps apply', () => {
   });
 
   it("a user's own key is never charged to the platform's caps, and to the user's only where a cap was set for that user", async () => {
-    const byok = () => holdRequest({ clock: at(1), costUsd: '0.25000000', defaults, platformSpend: false, capacity: null });
+    const byok = () => holdRequest({ clock: at(1), costUsd: '0.25000000', defaults, spend: 'own', capacity: null });
     expect((await reserve(byok(), pool)).kind).toBe('held');
     const [rows] = await (await rawDb()).query('SELECT COUNT(*) AS n FROM SpendCounter');
     expect((rows as { n: number }[])[0]!.n).toBe(0);
@@ -74,6 +74,14 @@ describe('which caps apply', () => {
     expect(await counter('user_day', 'user-1', '2026-12-06')).toMatchObject({ reservedUsd: '0.25000000' });
     expect(await counter('user_month', 'user-1', '2026-12-01')).toBeUndefined();
     expect(await reserve(byok(), pool)).toMatchObject({ kind: 'refused', refusal: { reason: 'spend_cap', scope: 'user_day' } });
+  });
+
+  it('a call that costs nothing (an unpriced mock, caps off) touches no counter, so no cap refuses it', async () => {
+    await (await rawDb()).query("INSERT INTO SpendCap (scope, subject, capUsd, source, updatedAt) VALUES ('platform_day', '*', 0.01, 'admin', NOW(3))");
+    await (await rawDb()).query("INSERT INTO SpendCounter (scope, subject, periodStart, settledUsd) VALUES ('platform_day', '*', '2026-12-06', 5)");
+    expect((await reserve(holdRequest({ clock: at(1), defaults, spend: 'none' }), pool)).kind).toBe('held');
+    expect(await counter('platform_day', '*', '2026-12-06')).toMatchObject({ reservedUsd: '0.00000000' });
+    expect(await counter('user_day', 'user-1', '2026-12-06')).toBeUndefined();
   });
 
   it("an admin's cap for one user beats the scope's default, and a lower cap stops new reservations at once", async () => {

@@ -24,7 +24,7 @@ export function holdRequest(over: Partial<HoldRequest> & { clock: DbClock }): Ho
     job: { id: jobId, userId: 'user-1', jobType: 'synthetic_job', priority: 50 },
     route: { provider: 'mock', model: 'mock-chat' },
     capacity: { limits: { rpm: 60, tpm: 1_000_000, maxInFlight: 1_000, maxOutputTokens: 100 }, tokens: 100 },
-    costUsd: '0.00000000', platformSpend: true, defaults: NO_CAPS, holdMs: 60_000, waitGraceMs: 30_000,
+    costUsd: '0.00000000', spend: 'platform', defaults: NO_CAPS, holdMs: 60_000, waitGraceMs: 30_000,
     ...over,
   };
 }
