@@ -106,7 +106,7 @@ export class SqlCapacityGate implements CapacityGate {
       clock: this.#clock,
     }, this.#pool());
     if (reservation.kind === 'refused') return { kind: 'refused', refusal: { ...reservation.refusal, tokens } };
-    return { kind: 'admitted', request: { ...request, maxTokens }, hold: this.#held(holdKey, route, tokens, platform) };
+    return { kind: 'admitted', request: { ...request, maxTokens }, hold: this.#held(holdKey, route, tokens, platform, costUsd !== ZERO_USD) };
   }
 
   get #clock(): DbClock {
@@ -117,12 +117,13 @@ export class SqlCapacityGate implements CapacityGate {
     return (this.o.pool ?? getSqlPool)();
   }
 
-  #held(holdKey: string, route: ModelRoute, tokens: number, platform: boolean): HeldCall {
+  #held(holdKey: string, route: ModelRoute, tokens: number, platform: boolean, charged: boolean): HeldCall {
     return {
       sharedCapacity: platform,
       settlementFor: (record) => {
         const { costUsd, priced } = this.o.price(route, record.usage);
-        return new HoldSettlement(settlementStatements(holdKey, { tokens: record.usage.totalTokens, costUsd: priced ? costUsd : ZERO_USD }), () => this.#pool());
+        const actual = { tokens: record.usage.totalTokens, costUsd: priced ? costUsd : ZERO_USD };
+        return new HoldSettlement(settlementStatements(holdKey, actual, { capacity: platform, charged }), () => this.#pool());
       },
       coolDown: async (retryAfterMs) => {
         const waitMs = retryAfterMs ?? DEFAULT_COOLDOWN_MS;

@@ -33,25 +33,32 @@ export const DEFAULT_COOLDOWN_MS = 10_000;
 
 const SETTLING = "h.holdKey = ? AND h.state = 'settling'";
 
-/** The settlement of one hold (nothing when it is not `held` any more). */
-export function settlementStatements(holdKey: string, actual: ActualUse): SqlStatement[] {
+/**
+ * The settlement of one hold (nothing when it is not `held` any more). What the hold did not take is left out:
+ * `capacity: false` (a user's own key: no window, no calls in flight), `charged: false` (a call that costs
+ * nothing: no spend counter). By default (the sweep, which does not know) everything is included.
+ */
+export function settlementStatements(holdKey: string, actual: ActualUse, took: { capacity?: boolean; charged?: boolean } = {}): SqlStatement[] {
   const key = [holdKey];
-  return [
+  const statements: SqlStatement[] = [
     {
       sql: "UPDATE `CapacityHold` SET state = 'settling', actualTokens = ?, actualUsd = ? WHERE holdKey = ? AND state = 'held'",
       values: [actual.tokens, actual.costUsd, holdKey],
     },
-    {
+  ];
+  if (took.capacity !== false) {
+    statements.push({
       sql: `UPDATE \`ProviderLimit\` l JOIN \`CapacityHold\` h ON l.provider = h.provider AND l.model = h.model
             SET l.inFlight = GREATEST(l.inFlight - 1, 0) WHERE ${SETTLING} AND h.windowStart IS NOT NULL`,
       values: key,
-    },
-    {
+    }, {
       sql: `UPDATE \`ProviderWindow\` w JOIN \`CapacityHold\` h ON w.provider = h.provider AND w.model = h.model AND w.windowStart = h.windowStart
             SET w.tokens = GREATEST(CAST(w.tokens AS SIGNED) - h.tokens + h.actualTokens, 0) WHERE ${SETTLING}`,
       values: key,
-    },
-    {
+    });
+  }
+  if (took.charged !== false) {
+    statements.push({
       sql: `UPDATE \`SpendCounter\` s JOIN \`CapacityHold\` h ON ${SETTLING} AND (
               (s.scope = 'job_type_day' AND s.subject = h.jobType AND s.periodStart = h.jobTypeDay)
               OR (s.scope = 'platform_day' AND s.subject = '*' AND s.periodStart = h.platformDay)
@@ -59,9 +66,10 @@ export function settlementStatements(holdKey: string, actual: ActualUse): SqlSta
               OR (s.scope = 'user_month' AND s.subject = h.userId AND s.periodStart = h.userMonth))
             SET s.reservedUsd = GREATEST(s.reservedUsd - h.costUsd, 0), s.settledUsd = s.settledUsd + h.actualUsd`,
       values: key,
-    },
-    { sql: "DELETE FROM `CapacityHold` WHERE holdKey = ? AND state = 'settling'", values: key },
-  ];
+    });
+  }
+  statements.push({ sql: "DELETE FROM `CapacityHold` WHERE holdKey = ? AND state = 'settling'", values: key });
+  return statements;
 }
 
 /** Sets or extends the model's cooldown after a 429 asking for `waitMs` (see the module comment). */
