@@ -814,7 +814,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
-            /** @description TOO_MANY_JOBS (active jobs of the type at the limit), QUOTA_EXCEEDED (daily quota used up) or TOO_MANY_KEY_WRITES (10 key stores within the hour), with Retry-After; API Gateway's stage throttling answers `{"message":"Too Many Requests"}` */
+            /** @description TOO_MANY_JOBS (active jobs of the type at the limit), QUOTA_EXCEEDED (daily quota used up), SPEND_LIMIT_REACHED (a spending cap that applies to the job is reached; Retry-After: its UTC period's end) or TOO_MANY_KEY_WRITES (10 key stores within the hour), with Retry-After; API Gateway's stage throttling answers `{"message":"Too Many Requests"}` */
             429: {
                 headers: {
                     /** @description Seconds to wait before trying again (responses from the handler) */
@@ -939,7 +939,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
-            /** @description TOO_MANY_JOBS (active jobs of the type at the limit), QUOTA_EXCEEDED (daily quota used up) or TOO_MANY_KEY_WRITES (10 key stores within the hour), with Retry-After; API Gateway's stage throttling answers `{"message":"Too Many Requests"}` */
+            /** @description TOO_MANY_JOBS (active jobs of the type at the limit), QUOTA_EXCEEDED (daily quota used up), SPEND_LIMIT_REACHED (a spending cap that applies to the job is reached; Retry-After: its UTC period's end) or TOO_MANY_KEY_WRITES (10 key stores within the hour), with Retry-After; API Gateway's stage throttling answers `{"message":"Too Many Requests"}` */
             429: {
                 headers: {
                     /** @description Seconds to wait before trying again (responses from the handler) */
@@ -1064,7 +1064,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
-            /** @description TOO_MANY_JOBS (active jobs of the type at the limit), QUOTA_EXCEEDED (daily quota used up) or TOO_MANY_KEY_WRITES (10 key stores within the hour), with Retry-After; API Gateway's stage throttling answers `{"message":"Too Many Requests"}` */
+            /** @description TOO_MANY_JOBS (active jobs of the type at the limit), QUOTA_EXCEEDED (daily quota used up), SPEND_LIMIT_REACHED (a spending cap that applies to the job is reached; Retry-After: its UTC period's end) or TOO_MANY_KEY_WRITES (10 key stores within the hour), with Retry-After; API Gateway's stage throttling answers `{"message":"Too Many Requests"}` */
             429: {
                 headers: {
                     /** @description Seconds to wait before trying again (responses from the handler) */
@@ -1180,7 +1180,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
-            /** @description TOO_MANY_JOBS (active jobs of the type at the limit), QUOTA_EXCEEDED (daily quota used up) or TOO_MANY_KEY_WRITES (10 key stores within the hour), with Retry-After; API Gateway's stage throttling answers `{"message":"Too Many Requests"}` */
+            /** @description TOO_MANY_JOBS (active jobs of the type at the limit), QUOTA_EXCEEDED (daily quota used up), SPEND_LIMIT_REACHED (a spending cap that applies to the job is reached; Retry-After: its UTC period's end) or TOO_MANY_KEY_WRITES (10 key stores within the hour), with Retry-After; API Gateway's stage throttling answers `{"message":"Too Many Requests"}` */
             429: {
                 headers: {
                     /** @description Seconds to wait before trying again (responses from the handler) */
@@ -1296,7 +1296,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
-            /** @description TOO_MANY_JOBS (active jobs of the type at the limit), QUOTA_EXCEEDED (daily quota used up) or TOO_MANY_KEY_WRITES (10 key stores within the hour), with Retry-After; API Gateway's stage throttling answers `{"message":"Too Many Requests"}` */
+            /** @description TOO_MANY_JOBS (active jobs of the type at the limit), QUOTA_EXCEEDED (daily quota used up), SPEND_LIMIT_REACHED (a spending cap that applies to the job is reached; Retry-After: its UTC period's end) or TOO_MANY_KEY_WRITES (10 key stores within the hour), with Retry-After; API Gateway's stage throttling answers `{"message":"Too Many Requests"}` */
             429: {
                 headers: {
                     /** @description Seconds to wait before trying again (responses from the handler) */
@@ -1412,7 +1412,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
-            /** @description TOO_MANY_JOBS (active jobs of the type at the limit), QUOTA_EXCEEDED (daily quota used up) or TOO_MANY_KEY_WRITES (10 key stores within the hour), with Retry-After; API Gateway's stage throttling answers `{"message":"Too Many Requests"}` */
+            /** @description TOO_MANY_JOBS (active jobs of the type at the limit), QUOTA_EXCEEDED (daily quota used up), SPEND_LIMIT_REACHED (a spending cap that applies to the job is reached; Retry-After: its UTC period's end) or TOO_MANY_KEY_WRITES (10 key stores within the hour), with Retry-After; API Gateway's stage throttling answers `{"message":"Too Many Requests"}` */
             429: {
                 headers: {
                     /** @description Seconds to wait before trying again (responses from the handler) */
@@ -1526,7 +1526,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
-            /** @description TOO_MANY_JOBS (active jobs of the type at the limit), QUOTA_EXCEEDED (daily quota used up) or TOO_MANY_KEY_WRITES (10 key stores within the hour), with Retry-After; API Gateway's stage throttling answers `{"message":"Too Many Requests"}` */
+            /** @description TOO_MANY_JOBS (active jobs of the type at the limit), QUOTA_EXCEEDED (daily quota used up), SPEND_LIMIT_REACHED (a spending cap that applies to the job is reached; Retry-After: its UTC period's end) or TOO_MANY_KEY_WRITES (10 key stores within the hour), with Retry-After; API Gateway's stage throttling answers `{"message":"Too Many Requests"}` */
             429: {
                 headers: {
                     /** @description Seconds to wait before trying again (responses from the handler) */
@@ -1633,7 +1633,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
-            /** @description TOO_MANY_JOBS (active jobs of the type at the limit), QUOTA_EXCEEDED (daily quota used up) or TOO_MANY_KEY_WRITES (10 key stores within the hour), with Retry-After; API Gateway's stage throttling answers `{"message":"Too Many Requests"}` */
+            /** @description TOO_MANY_JOBS (active jobs of the type at the limit), QUOTA_EXCEEDED (daily quota used up), SPEND_LIMIT_REACHED (a spending cap that applies to the job is reached; Retry-After: its UTC period's end) or TOO_MANY_KEY_WRITES (10 key stores within the hour), with Retry-After; API Gateway's stage throttling answers `{"message":"Too Many Requests"}` */
             429: {
                 headers: {
                     /** @description Seconds to wait before trying again (responses from the handler) */
@@ -1758,7 +1758,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
-            /** @description TOO_MANY_JOBS (active jobs of the type at the limit), QUOTA_EXCEEDED (daily quota used up) or TOO_MANY_KEY_WRITES (10 key stores within the hour), with Retry-After; API Gateway's stage throttling answers `{"message":"Too Many Requests"}` */
+            /** @description TOO_MANY_JOBS (active jobs of the type at the limit), QUOTA_EXCEEDED (daily quota used up), SPEND_LIMIT_REACHED (a spending cap that applies to the job is reached; Retry-After: its UTC period's end) or TOO_MANY_KEY_WRITES (10 key stores within the hour), with Retry-After; API Gateway's stage throttling answers `{"message":"Too Many Requests"}` */
             429: {
                 headers: {
                     /** @description Seconds to wait before trying again (responses from the handler) */
@@ -1863,7 +1863,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
-            /** @description TOO_MANY_JOBS (active jobs of the type at the limit), QUOTA_EXCEEDED (daily quota used up) or TOO_MANY_KEY_WRITES (10 key stores within the hour), with Retry-After; API Gateway's stage throttling answers `{"message":"Too Many Requests"}` */
+            /** @description TOO_MANY_JOBS (active jobs of the type at the limit), QUOTA_EXCEEDED (daily quota used up), SPEND_LIMIT_REACHED (a spending cap that applies to the job is reached; Retry-After: its UTC period's end) or TOO_MANY_KEY_WRITES (10 key stores within the hour), with Retry-After; API Gateway's stage throttling answers `{"message":"Too Many Requests"}` */
             429: {
                 headers: {
                     /** @description Seconds to wait before trying again (responses from the handler) */
@@ -1972,7 +1972,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
-            /** @description TOO_MANY_JOBS (active jobs of the type at the limit), QUOTA_EXCEEDED (daily quota used up) or TOO_MANY_KEY_WRITES (10 key stores within the hour), with Retry-After; API Gateway's stage throttling answers `{"message":"Too Many Requests"}` */
+            /** @description TOO_MANY_JOBS (active jobs of the type at the limit), QUOTA_EXCEEDED (daily quota used up), SPEND_LIMIT_REACHED (a spending cap that applies to the job is reached; Retry-After: its UTC period's end) or TOO_MANY_KEY_WRITES (10 key stores within the hour), with Retry-After; API Gateway's stage throttling answers `{"message":"Too Many Requests"}` */
             429: {
                 headers: {
                     /** @description Seconds to wait before trying again (responses from the handler) */
@@ -2075,7 +2075,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
-            /** @description TOO_MANY_JOBS (active jobs of the type at the limit), QUOTA_EXCEEDED (daily quota used up) or TOO_MANY_KEY_WRITES (10 key stores within the hour), with Retry-After; API Gateway's stage throttling answers `{"message":"Too Many Requests"}` */
+            /** @description TOO_MANY_JOBS (active jobs of the type at the limit), QUOTA_EXCEEDED (daily quota used up), SPEND_LIMIT_REACHED (a spending cap that applies to the job is reached; Retry-After: its UTC period's end) or TOO_MANY_KEY_WRITES (10 key stores within the hour), with Retry-After; API Gateway's stage throttling answers `{"message":"Too Many Requests"}` */
             429: {
                 headers: {
                     /** @description Seconds to wait before trying again (responses from the handler) */
@@ -2208,7 +2208,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
-            /** @description TOO_MANY_JOBS (active jobs of the type at the limit), QUOTA_EXCEEDED (daily quota used up) or TOO_MANY_KEY_WRITES (10 key stores within the hour), with Retry-After; API Gateway's stage throttling answers `{"message":"Too Many Requests"}` */
+            /** @description TOO_MANY_JOBS (active jobs of the type at the limit), QUOTA_EXCEEDED (daily quota used up), SPEND_LIMIT_REACHED (a spending cap that applies to the job is reached; Retry-After: its UTC period's end) or TOO_MANY_KEY_WRITES (10 key stores within the hour), with Retry-After; API Gateway's stage throttling answers `{"message":"Too Many Requests"}` */
             429: {
                 headers: {
                     /** @description Seconds to wait before trying again (responses from the handler) */
@@ -2324,7 +2324,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
-            /** @description TOO_MANY_JOBS (active jobs of the type at the limit), QUOTA_EXCEEDED (daily quota used up) or TOO_MANY_KEY_WRITES (10 key stores within the hour), with Retry-After; API Gateway's stage throttling answers `{"message":"Too Many Requests"}` */
+            /** @description TOO_MANY_JOBS (active jobs of the type at the limit), QUOTA_EXCEEDED (daily quota used up), SPEND_LIMIT_REACHED (a spending cap that applies to the job is reached; Retry-After: its UTC period's end) or TOO_MANY_KEY_WRITES (10 key stores within the hour), with Retry-After; API Gateway's stage throttling answers `{"message":"Too Many Requests"}` */
             429: {
                 headers: {
                     /** @description Seconds to wait before trying again (responses from the handler) */
@@ -2462,7 +2462,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
-            /** @description TOO_MANY_JOBS (active jobs of the type at the limit), QUOTA_EXCEEDED (daily quota used up) or TOO_MANY_KEY_WRITES (10 key stores within the hour), with Retry-After; API Gateway's stage throttling answers `{"message":"Too Many Requests"}` */
+            /** @description TOO_MANY_JOBS (active jobs of the type at the limit), QUOTA_EXCEEDED (daily quota used up), SPEND_LIMIT_REACHED (a spending cap that applies to the job is reached; Retry-After: its UTC period's end) or TOO_MANY_KEY_WRITES (10 key stores within the hour), with Retry-After; API Gateway's stage throttling answers `{"message":"Too Many Requests"}` */
             429: {
                 headers: {
                     /** @description Seconds to wait before trying again (responses from the handler) */
@@ -2596,7 +2596,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
-            /** @description TOO_MANY_JOBS (active jobs of the type at the limit), QUOTA_EXCEEDED (daily quota used up) or TOO_MANY_KEY_WRITES (10 key stores within the hour), with Retry-After; API Gateway's stage throttling answers `{"message":"Too Many Requests"}` */
+            /** @description TOO_MANY_JOBS (active jobs of the type at the limit), QUOTA_EXCEEDED (daily quota used up), SPEND_LIMIT_REACHED (a spending cap that applies to the job is reached; Retry-After: its UTC period's end) or TOO_MANY_KEY_WRITES (10 key stores within the hour), with Retry-After; API Gateway's stage throttling answers `{"message":"Too Many Requests"}` */
             429: {
                 headers: {
                     /** @description Seconds to wait before trying again (responses from the handler) */
@@ -2710,7 +2710,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
-            /** @description TOO_MANY_JOBS (active jobs of the type at the limit), QUOTA_EXCEEDED (daily quota used up) or TOO_MANY_KEY_WRITES (10 key stores within the hour), with Retry-After; API Gateway's stage throttling answers `{"message":"Too Many Requests"}` */
+            /** @description TOO_MANY_JOBS (active jobs of the type at the limit), QUOTA_EXCEEDED (daily quota used up), SPEND_LIMIT_REACHED (a spending cap that applies to the job is reached; Retry-After: its UTC period's end) or TOO_MANY_KEY_WRITES (10 key stores within the hour), with Retry-After; API Gateway's stage throttling answers `{"message":"Too Many Requests"}` */
             429: {
                 headers: {
                     /** @description Seconds to wait before trying again (responses from the handler) */
@@ -2835,7 +2835,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
-            /** @description TOO_MANY_JOBS (active jobs of the type at the limit), QUOTA_EXCEEDED (daily quota used up) or TOO_MANY_KEY_WRITES (10 key stores within the hour), with Retry-After; API Gateway's stage throttling answers `{"message":"Too Many Requests"}` */
+            /** @description TOO_MANY_JOBS (active jobs of the type at the limit), QUOTA_EXCEEDED (daily quota used up), SPEND_LIMIT_REACHED (a spending cap that applies to the job is reached; Retry-After: its UTC period's end) or TOO_MANY_KEY_WRITES (10 key stores within the hour), with Retry-After; API Gateway's stage throttling answers `{"message":"Too Many Requests"}` */
             429: {
                 headers: {
                     /** @description Seconds to wait before trying again (responses from the handler) */
@@ -2962,7 +2962,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
-            /** @description TOO_MANY_JOBS (active jobs of the type at the limit), QUOTA_EXCEEDED (daily quota used up) or TOO_MANY_KEY_WRITES (10 key stores within the hour), with Retry-After; API Gateway's stage throttling answers `{"message":"Too Many Requests"}` */
+            /** @description TOO_MANY_JOBS (active jobs of the type at the limit), QUOTA_EXCEEDED (daily quota used up), SPEND_LIMIT_REACHED (a spending cap that applies to the job is reached; Retry-After: its UTC period's end) or TOO_MANY_KEY_WRITES (10 key stores within the hour), with Retry-After; API Gateway's stage throttling answers `{"message":"Too Many Requests"}` */
             429: {
                 headers: {
                     /** @description Seconds to wait before trying again (responses from the handler) */
@@ -3076,7 +3076,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
-            /** @description TOO_MANY_JOBS (active jobs of the type at the limit), QUOTA_EXCEEDED (daily quota used up) or TOO_MANY_KEY_WRITES (10 key stores within the hour), with Retry-After; API Gateway's stage throttling answers `{"message":"Too Many Requests"}` */
+            /** @description TOO_MANY_JOBS (active jobs of the type at the limit), QUOTA_EXCEEDED (daily quota used up), SPEND_LIMIT_REACHED (a spending cap that applies to the job is reached; Retry-After: its UTC period's end) or TOO_MANY_KEY_WRITES (10 key stores within the hour), with Retry-After; API Gateway's stage throttling answers `{"message":"Too Many Requests"}` */
             429: {
                 headers: {
                     /** @description Seconds to wait before trying again (responses from the handler) */
