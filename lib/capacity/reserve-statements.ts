@@ -118,11 +118,15 @@ function holdInsert(r: HoldRequest): SqlStatement {
   );
 }
 
-/** Waiting jobs of this model ranked before the job: count and tokens (a derived table of one row). */
+/**
+ * Waiting jobs of this model ranked before the job: count and tokens (a derived table of one row). A waiting
+ * row of a job that ended meanwhile (cancelled while it waited) keeps nothing.
+ */
 function aheadOf(r: HoldRequest, values: SqlValue[]): string {
   const { provider, model } = r.route;
   values.push(provider, model, r.job.id, r.waitGraceMs * 1000, r.job.priority, r.job.priority, provider, model, r.job.userId);
   return `(SELECT COUNT(*) AS requests, COALESCE(SUM(q.tokens), 0) AS tokens FROM \`CapacityWait\` q
+            JOIN \`AiJob\` j ON j.id = q.jobId AND j.lifecycleStatus = 'running'
             LEFT JOIN \`ProviderUserWindow\` qu ON qu.provider = q.provider AND qu.model = q.model AND qu.windowStart = ${MINUTE} AND qu.userId = q.userId
            WHERE q.provider = ? AND q.model = ? AND q.reason = 'provider_capacity' AND q.jobId <> ?
              AND q.dueAt <= {now} AND q.dueAt > {now} - INTERVAL ? MICROSECOND

@@ -7,6 +7,8 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { SqlPool } from '../../lib/db/sql-pool.ts';
 import { reserve, type Reservation } from '../../lib/capacity/reserve.ts';
 import { parkForCapacity } from '../../lib/jobs/lifecycle-wait.ts';
+import { markCancelled } from '../../lib/jobs/lifecycle-repository.ts';
+import { getPrisma } from '../../lib/db/client.ts';
 import type { DbClock } from '../../lib/capacity/db-clock.ts';
 import { fixedClock, holdRequest, racingPool } from '../helpers/capacity.ts';
 import { insertJob, TEST_HOLDER } from '../helpers/factories.ts';
@@ -59,6 +61,17 @@ describe('priority', () => {
     await waiting('u-high', 10, 30, 60);
     for (let i = 10; i < 19; i += 1) await attempt(filler(i, 0), 10, at(60));
     expect((await attempt(low, 10, at(91))).kind).toBe('held'); // the high-priority job's grace (30 s) is over
+  });
+});
+
+describe('stale waiting rows', () => {
+  it('a waiting job cancelled while it waited keeps nothing', async () => {
+    for (let i = 0; i < 10; i += 1) await attempt(filler(i), 10, at(1));
+    const low = await waiting('u-low', 50, 30, 60);
+    const high = await waiting('u-high', 10, 30, 60);
+    await markCancelled(getPrisma(), high.id, { fence: { holder: null, leaseVersion: 1 }, actor: 'api:u-high', reason: 'cancelled while waiting' });
+    for (let i = 10; i < 19; i += 1) await attempt(filler(i, 0), 10, at(60));
+    expect((await attempt(low, 10, at(61))).kind).toBe('held');
   });
 });
 
