@@ -4,13 +4,15 @@
  * Ctrl-C shuts down cleanly.
  *
  * Env: DATABASE_URL (default mysql://root@127.0.0.1:3306/ai_jobs), PORT (3000), SQS_PORT (free),
- * MOCK_AI_LATENCY_MS, MOCK_AI_FAILURE_RATE, DEEPSEEK_API_KEY or OPENAI_COMPAT_BASE_URL + OPENAI_COMPAT_API_KEY
+ * MOCK_AI_LATENCY_MS, MOCK_AI_FAILURE_RATE, MOCK_AI_RPM / MOCK_AI_TPM (the mock answers 429 beyond them: shared
+ * cooldowns, docs/budgets.md), DEEPSEEK_API_KEY or OPENAI_COMPAT_BASE_URL + OPENAI_COMPAT_API_KEY
  * (+ OPENAI_COMPAT_MODEL) for a real provider.
  */
 import { describeConnectionError } from '../db/connection-errors.ts';
 import { databaseUrlFromEnv } from '../db/database-url.ts';
 import { ensureConsoleBuilt } from '../../console/scripts/build.ts';
 import { startLocalRuntime } from './local-runtime/runtime.ts';
+import { mockAiServerOptionsFromEnv } from './mock-ai-server.ts';
 
 const env = process.env;
 const databaseUrl = databaseUrlFromEnv();
@@ -22,7 +24,7 @@ try {
     databaseUrl,
     port: number('PORT') ?? 3000,
     sqsPort: number('SQS_PORT'),
-    mockAi: { latencyMs: number('MOCK_AI_LATENCY_MS'), failureRate: number('MOCK_AI_FAILURE_RATE') },
+    mockAi: { latencyMs: number('MOCK_AI_LATENCY_MS'), failureRate: number('MOCK_AI_FAILURE_RATE'), rateLimits: mockAiServerOptionsFromEnv(env).rateLimits },
   });
   console.log(`SQS (fauxqs) at ${runtime.aws.sqsEndpoint}; get a token with: npm run -s token -- --user alice [--admin]`);
   console.log(`admin console: ${runtime.consoleUrl} (one-click local sign-in)`);

@@ -17,6 +17,7 @@ import { JOB_TERMINAL_EVENTS } from '../../outbox/event-types.ts';
 import type { LeaseTiming } from '../../engine/lease-keeper.ts';
 import { startMockAiServer, type MockAiServer } from '../mock-ai-server.ts';
 import { jobTypeMockResponder } from '../mock-responder.ts';
+import type { MockRateLimits } from '../mock-rate-limit.ts';
 import { createGatewayServer } from './http-gateway.ts';
 import { CONSOLE_PATH, createConsoleRoutes } from './console-routes.ts';
 import { createOidcVerifier, localOidcFromEnv } from './local-oidc.ts';
@@ -37,7 +38,7 @@ export interface LocalRuntimeOptions {
   sqsPort?: number;
   /** Use this SQS-API server instead of starting fauxqs in-process. */
   sqsEndpoint?: string;
-  mockAi?: { latencyMs?: number; failureRate?: number };
+  mockAi?: { latencyMs?: number; failureRate?: number; rateLimits?: MockRateLimits };
   /** Use this OpenAI-compatible mock (e.g. in another process) instead of starting one. */
   mockAiUrl?: string;
   /** Start moto_server (when installed) for EventBridge and KMS. */
@@ -87,7 +88,10 @@ export async function startLocalRuntime(o: LocalRuntimeOptions): Promise<LocalRu
   if (o.mockAiUrl) env.MOCK_AI_BASE_URL = o.mockAiUrl;
   const mock = realProviderConfigured(env) || o.mockAiUrl
     ? undefined
-    : await startMockAiServer({ respond: jobTypeMockResponder, apiKey: 'mock-key', latencyMs: o.mockAi?.latencyMs, failureRate: o.mockAi?.failureRate });
+    : await startMockAiServer({
+      respond: jobTypeMockResponder, apiKey: 'mock-key', latencyMs: o.mockAi?.latencyMs, failureRate: o.mockAi?.failureRate,
+      ...(o.mockAi?.rateLimits ? { rateLimits: o.mockAi.rateLimits } : {}),
+    });
   if (mock) env.MOCK_AI_BASE_URL = mock.url;
   log(`AI provider: ${mock ? `mock at ${mock.url}` : o.mockAiUrl ? `mock at ${o.mockAiUrl}` : 'configured real provider'}`);
 
