@@ -11,6 +11,9 @@
  * - Dispatcher: sqs:SendMessage on the 2 job queues; events:PutEvents on the bus.
  * - Reaper: sqs:ReceiveMessage and sqs:ChangeMessageVisibility on the 2 DLQs.
  * - Maintenance: nothing beyond the database (rollups and retention).
+ *
+ * Provider limits and spending-cap defaults (infra/budget-config.ts) go to the consumers (reservations), ApiUser
+ * (admission at create) and ApiAdmin (reads and validation of admin changes).
  * - Migrate: nothing beyond the database.
  *
  * On AWS every function reads the database secret (GetSecretValue) and reaches the database through the proxy;
@@ -70,8 +73,9 @@ export function createAppFunctions(scope: Construct, r: AppResources): AppFuncti
   };
   const api = { timeout: Duration.seconds(API_FUNCTION_TIMEOUT_SECONDS), memoryMb: 1024 };
   const admin = adminEnvironment(r.config);
-  const apiUser = create('ApiUser', { ...api, environment: { ...queueEnv, ...admin, ...dbPool(DB_POOL.api), CREDENTIALS_KMS_KEY_ID: r.credentialsKey.keyArn } });
-  const apiAdmin = create('ApiAdmin', { ...api, environment: { ...queueEnv, ...dlqEnv, ...admin, ...dbPool(DB_POOL.api) } });
+  const budgets = r.config.budgets;
+  const apiUser = create('ApiUser', { ...api, environment: { ...queueEnv, ...admin, ...budgets, ...dbPool(DB_POOL.api), CREDENTIALS_KMS_KEY_ID: r.credentialsKey.keyArn } });
+  const apiAdmin = create('ApiAdmin', { ...api, environment: { ...queueEnv, ...dlqEnv, ...admin, ...budgets, ...dbPool(DB_POOL.api) } });
   const apiStream = create('ApiStream', {
     timeout: Duration.seconds(STREAM_FUNCTION_TIMEOUT_SECONDS), memoryMb: 512,
     environment: { ...admin, ...dbPool(DB_POOL.api), [READ_RESERVE_ENV]: String(streamReadReserveMs()) },
@@ -118,6 +122,7 @@ function createConsumer(
     memoryMb: settings.memoryMb,
     environment: {
       ...queueEnv,
+      ...r.config.budgets,
       ...dbPool(DB_POOL.consumer(settings.batchSize)),
       PLATFORM_PROVIDER_SECRET_ID: r.platformSecret.secretArn,
       CREDENTIALS_KMS_KEY_ID: r.credentialsKey.keyArn,

@@ -9,6 +9,7 @@
  */
 import type { Node } from 'constructs';
 import { JOB_QUEUE_NAMES, type QueueName } from '../lib/queue/queue-definitions.ts';
+import { budgetSettings, type BudgetSettings } from './budget-config.ts';
 
 /** The API functions' timeout. API Gateway's own integration timeout is 30 s; an answer should come well before. */
 export const API_FUNCTION_TIMEOUT_SECONDS = 15;
@@ -91,6 +92,8 @@ export interface StageConfig {
   consoleCertificateArn: string | undefined;
   /** The OIDC client (e.g. Cognito app client, no secret) the console signs in with. */
   consoleClientId: string | undefined;
+  /** Provider limits and spending-cap defaults as the functions' environment (./budget-config.ts). */
+  budgets: BudgetSettings;
 }
 
 /** A context value is missing or out of range. */
@@ -187,6 +190,7 @@ export function loadStageConfig(node: Node): StageConfig {
     consoleDomainName: optionalString(raw('consoleDomainName')),
     consoleCertificateArn: optionalString(raw('consoleCertificateArn')),
     consoleClientId: optionalString(raw('consoleClientId')),
+    budgets: budgetSettings(raw, (key, reason) => new StageConfigError(key, reason)),
   };
 }
 

@@ -13,7 +13,7 @@
  */
 import { splitStatements, type GeneralLogRow } from '../../test/helpers/general-log.ts';
 
-export const PATHS = ['create', 'dispatch', 'lock', 'run', 'progress', 'heartbeat', 'usage', 'project', 'events', 'other'] as const;
+export const PATHS = ['create', 'dispatch', 'lock', 'run', 'progress', 'heartbeat', 'capacity', 'usage', 'project', 'events', 'other'] as const;
 export type EnginePath = (typeof PATHS)[number];
 
 /** What each path covers, for the printed table. */
@@ -24,7 +24,8 @@ export const PATH_NOTES: Record<EnginePath, string> = {
   run: 'reads around the provider call (job, snapshot, fence checks)',
   progress: 'progress updates',
   heartbeat: 'lease extension, cancel polls',
-  usage: 'AiUsageLog insert',
+  capacity: 'reservation tx before the provider call (shared limits and caps: docs/budgets.md); the capacity sweep',
+  usage: 'AiUsageLog insert (with the hold settlement of a failed call)',
   project: 'projection tx (business rows, artifacts, job succeeded, transition, terminal-event outbox row)',
   events: 'scheduled outbox cycles (terminal events; missed eager dispatches), lock release',
   other: 'session SETs, reaper, maintenance/rollups, anything unmatched',
@@ -37,6 +38,7 @@ const PATH_RULES: readonly { path: EnginePath; pattern: RegExp }[] = [
   { path: 'project', pattern: /\b(FeynmanEvaluation|QuizQuestion|Flashcard|AiJobArtifact)\b|\bfinishedAt = / },
   { path: 'lock', pattern: /leaseVersion = leaseVersion \+ 1/ },
   { path: 'usage', pattern: /\bAiUsageLog\b/ },
+  { path: 'capacity', pattern: /\b(CapacityHold|ProviderLimit|ProviderWindow|CapacityWait|SpendCounter)\b/ },
   { path: 'events', pattern: /OutboxEvent[\s\S]*(ORDER BY availableAt|status = 'processing' AND availableAt <=|lockedBy = NULL)/ },
   { path: 'dispatch', pattern: /\bOutboxEvent\b|^SELECT id, jobType, createdAt FROM AiJob WHERE id IN/ },
   { path: 'heartbeat', pattern: /^UPDATE AiJob SET lockUntil = |^SELECT AiJob\.id, AiJob\.cancelRequestedAt FROM|^SELECT AiJob\.cancelRequestedAt/ },

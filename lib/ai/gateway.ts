@@ -12,7 +12,10 @@
  * lib/stream/protocol.ts). A failure before anything was shown — a 429 or a first-token timeout before the
  * answer's first previewable field, say — falls back as before.
  */
-import { asJobFailure, CredentialInvalidError, type JobFailure } from '../jobs/failures.ts';
+import { asJobFailure, CredentialInvalidError, ProviderRateLimitedError, type JobFailure } from '../jobs/failures.ts';
+import type { AdmissionJob, CapacityGate, RouteRefusal } from '../capacity/gate.ts';
+import { admitRoute } from '../capacity/gateway-admission.ts';
+import { waitErrorOf } from '../capacity/capacity-wait.ts';
 import type { ModelRouter } from './model-router.ts';
 import {
   ABORTED_CALL_CODE,
@@ -42,11 +45,15 @@ export interface GenerateOptions {
   firstTokenTimeoutMs?: number;
   /** Opens the sink of one route's call (see the module comment); absent: the text is only returned at the end. */
   openSink?: (route: ModelRoute) => AnswerSink;
+  /** The job the call is for: with a capacity gate, each route's call is admitted against shared limits and caps. */
+  admission?: AdmissionJob;
 }
 
 /** What the gateway needs. */
 export interface GatewayDeps {
   router: ModelRouter;
+  /** Shared provider limits and spending caps (lib/capacity/); absent: every call is made as asked. */
+  capacity?: CapacityGate | null;
 }
 
 const NO_USAGE: TokenUsage = { promptTokens: 0, completionTokens: 0, totalTokens: 0 };
@@ -59,6 +66,10 @@ const NO_USAGE: TokenUsage = { promptTokens: 0, completionTokens: 0, totalTokens
  *   when every route failed, the last failure is thrown (a rate limit keeps its `retryAfterMs`).
  * - Any other failure (e.g. CredentialInvalidError) is thrown at once; so is an abort: when `opts.signal`
  *   aborts, the signal's `reason` is rethrown unchanged.
+ * - With a capacity gate and `opts.admission`, a route the shared limits or a spending cap refuse is skipped
+ *   without a call, and a 429 on a route that took shared capacity cools its model down for every consumer and
+ *   counts as a refusal. When no call failed otherwise and every route was refused, a CapacityWaitError says how
+ *   long to wait (lib/capacity/capacity-wait.ts): the engine parks the job without spending an attempt.
  * @throws JobFailure | UnknownModelTierError | the signal's reason
  */
 export async function generate(request: ChatRequest, opts: GenerateOptions, deps: GatewayDeps): Promise<GenerateResult> {
@@ -67,14 +78,27 @@ export async function generate(request: ChatRequest, opts: GenerateOptions, deps
     throw new CredentialInvalidError(`No route of tier "${opts.tier}" accepts a ${opts.credentials.mode} credential`);
   }
   let lastFailure: JobFailure | undefined;
+  const refusals: RouteRefusal[] = [];
   for (const route of routes) {
     opts.signal.throwIfAborted();
-    const outcome = await callRoute(request, route, opts, deps);
+    const admitted = await admitRoute(deps.capacity, opts.admission, route, request, opts);
+    if (admitted.kind === 'refused') {
+      refusals.push(admitted.refusal);
+      continue;
+    }
+    const outcome = await callRoute(admitted.request, route, admitted.opts, deps);
     if ('result' in outcome) return outcome.result;
+    if (outcome.failure instanceof ProviderRateLimitedError && admitted.hold?.sharedCapacity) {
+      refusals.push(await admitted.hold.coolDown(outcome.failure.retryAfterMs));
+      // Refused mid-answer after a watcher saw part of it: no second route appends to that half. The job waits
+      // (no attempt spent) and its next lock starts a new stream segment.
+      if (outcome.shown) throw waitErrorOf(refusals);
+      continue;
+    }
     lastFailure = outcome.failure;
     if (!lastFailure.fallbackEligible || outcome.shown) throw lastFailure;
   }
-  throw lastFailure!;
+  throw lastFailure ?? waitErrorOf(refusals);
 }
 
 type RouteOutcome = { result: GenerateResult } | { failure: JobFailure; shown: boolean };

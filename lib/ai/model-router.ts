@@ -50,6 +50,13 @@ export class ModelRouter {
     return Object.keys(this.#table);
   }
 
+  /** Every provider/model any tier routes to, once each (what the capacity configuration must cover). */
+  get routes(): ModelRoute[] {
+    const seen = new Map<string, ModelRoute>();
+    for (const r of Object.values(this.#table).flat()) seen.set(`${r.provider}/${r.model}`, { ...r });
+    return [...seen.values()];
+  }
+
   /**
    * The tier's routes in table order, keeping only those whose provider `credentials` holds a key for
    * (a user's own DeepSeek key never reaches another vendor). May be empty.

@@ -4,6 +4,7 @@
  * Providers throw only JobFailure subclasses (lib/jobs/failures.ts).
  */
 import type { CredentialMode } from '../db/generated/enums.ts';
+import type { SqlStatement } from '../db/sql.ts';
 
 export interface ChatMessage {
   role: 'system' | 'user' | 'assistant';
@@ -96,6 +97,21 @@ export interface ProviderCallRecord {
   errorCode?: string;
   /** True when the caller's signal ended the call; the engine decides whether that was a timeout or a cancel. */
   aborted?: boolean;
+  /**
+   * The settlement of the capacity the call held (lib/capacity/), when it held any. Whoever writes the call's
+   * ledger row {@link CallSettlement.claim}s it and runs it in the same transaction; unclaimed, the gateway
+   * runs it alone after `onCall`.
+   */
+  settlement?: CallSettlement;
+}
+
+/** The statements that settle one call's hold: claimed once, by the ledger write or by the gateway. */
+export interface CallSettlement {
+  readonly claimed: boolean;
+  /** Takes the statements (idempotent SQL: only a held hold is settled); the caller runs them. */
+  claim(): SqlStatement[];
+  /** Runs them alone, unless claimed. */
+  runUnclaimed(): Promise<void>;
 }
 
 /** `errorCode` of a call the caller's signal aborted (not a JobFailure code: the engine maps it). */

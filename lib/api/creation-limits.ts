@@ -14,7 +14,9 @@ import type { SqlStatement } from '../db/sql.ts';
 import { placeholders } from '../outbox/outbox-claims.ts';
 import type { JobDefinition } from '../jobs/definition.ts';
 import { ACTIVE_STATES } from '../jobs/states.ts';
-import { QuotaExceededError, TooManyJobsError } from './http-errors.ts';
+import { QuotaExceededError, SpendLimitReachedError, TooManyJobsError } from './http-errors.ts';
+import { spendReachedConditions, type SpendAdmission } from '../spend/admission.ts';
+import { periodEnd, type SpendScope } from '../spend/caps.ts';
 
 /** Retry-After of TOO_MANY_JOBS: active jobs usually finish within this. */
 export const TOO_MANY_JOBS_RETRY_AFTER_SECONDS = 30;
@@ -49,6 +51,8 @@ export interface CreationPreflight {
   today: number;
   /** True when a job with this idempotency key exists already (a replay is never refused by the limits). */
   replay: boolean;
+  /** The spending caps that would refuse the job (lib/spend/admission.ts), and the database's now to time them. */
+  spend?: { reached: SpendScope[]; dbNow: Date };
 }
 
 /**
@@ -56,7 +60,7 @@ export interface CreationPreflight {
  * reached, or to let a replay of an existing idempotency key through.
  */
 export async function readCreationPreflight(
-  sql: SqlRunner, userId: string, def: JobDefinition, now: Date, opts: { idempotencyKey?: string | undefined },
+  sql: SqlRunner, userId: string, def: JobDefinition, now: Date, opts: { idempotencyKey?: string | undefined; spend?: SpendAdmission | undefined },
 ): Promise<CreationPreflight> {
   const columns = [`${ACTIVE_COUNT_SQL} AS active`, `${TODAY_COUNT_SQL} AS today`];
   const values: unknown[] = [...activeCountValues(userId, def), ...todayCountValues(userId, def, now)];
@@ -64,10 +68,17 @@ export async function readCreationPreflight(
     columns.push('(SELECT id FROM AiJob WHERE userId = ? AND jobType = ? AND idempotencyKey = ?) AS replayId');
     values.push(userId, def.jobType, opts.idempotencyKey);
   }
+  const spend = opts.spend ? spendReachedConditions(opts.spend) : [];
+  for (const c of spend) {
+    columns.push(`${c.sql} AS \`spend_${c.scope}\``);
+    values.push(...c.values);
+  }
+  if (opts.spend) columns.push('UTC_TIMESTAMP(3) AS dbNow');
   const [row] = (await sql.query(`SELECT ${columns.join(', ')}`, values)) as Record<string, unknown>[];
   return {
     active: Number(row?.active ?? 0), today: Number(row?.today ?? 0),
     replay: row?.replayId != null,
+    ...(opts.spend ? { spend: { reached: spend.filter((c) => Number(row?.[`spend_${c.scope}`] ?? 0) === 1).map((c) => c.scope), dbNow: new Date(row?.dbNow as Date) } } : {}),
   };
 }
 
@@ -80,13 +91,15 @@ export async function readCreationPreflight(
  * stops the script by failing. The counts use the same indexes as {@link readCreationPreflight}; they are as soft
  * as its (plain reads; see the module comment).
  */
-export function limitsGuard(userId: string, def: JobDefinition, now: Date): SqlStatement {
+export function limitsGuard(userId: string, def: JobDefinition, now: Date, spend?: SpendAdmission): SqlStatement {
+  const reached = spend ? spendReachedConditions(spend) : [];
   return {
-    sql: `SELECT (SELECT 1 UNION ALL SELECT 1 FROM DUAL WHERE ${TODAY_COUNT_SQL} >= ? OR ${ACTIVE_COUNT_SQL} >= ?) AS withinLimits`,
+    sql: `SELECT (SELECT 1 UNION ALL SELECT 1 FROM DUAL WHERE ${TODAY_COUNT_SQL} >= ? OR ${ACTIVE_COUNT_SQL} >= ?${reached.map((c) => ` OR ${c.sql}`).join('')}) AS withinLimits`,
     values: [
       ...todayCountValues(userId, def, now), def.limits.dailyQuotaPerUser,
       ...activeCountValues(userId, def), def.limits.maxActiveJobsPerUser,
-    ],
+      ...reached.flatMap((c) => c.values),
+    ] as SqlStatement['values'],
   };
 }
 
@@ -99,13 +112,20 @@ export function isLimitsRefusal(err: unknown): boolean {
 }
 
 /**
- * Refuses a new job over the type's per-user limits (a replay of an existing idempotency key never is).
+ * Refuses a new job over the type's per-user limits or a spending cap (a replay of an existing idempotency key never is).
+ * @throws SpendLimitReachedError when a spending cap that applies to the job is reached (Retry-After: its period's end)
  * @throws TooManyJobsError when the user's queued + running jobs of this type reach `maxActiveJobsPerUser`
  * @throws QuotaExceededError when the jobs of this type the user created since midnight UTC reach
  *   `dailyQuotaPerUser`
  */
-export function assertWithinLimits(pre: Pick<CreationPreflight, 'active' | 'today' | 'replay'>, def: JobDefinition, now: Date): void {
+export function assertWithinLimits(pre: Pick<CreationPreflight, 'active' | 'today' | 'replay' | 'spend'>, def: JobDefinition, now: Date): void {
   if (pre.replay) return;
+  if (pre.spend?.reached.length) {
+    // Every reached cap must reset before the job can run: wait for the one that resets last.
+    const { dbNow } = pre.spend;
+    const [scope, ends] = pre.spend.reached.map((s) => [s, periodEnd(s, dbNow).getTime()] as const).reduce((a, b) => (b[1] > a[1] ? b : a));
+    throw new SpendLimitReachedError(scope, Math.max(1, Math.ceil((ends - dbNow.getTime()) / 1000)));
+  }
   if (pre.today >= def.limits.dailyQuotaPerUser) {
     throw new QuotaExceededError(def.jobType, def.limits.dailyQuotaPerUser, secondsUntilNextUtcDay(now));
   }
@@ -131,8 +151,8 @@ export interface LimitedCreate<T> {
  * answered as at the active-jobs limit.
  * @throws TooManyJobsError, QuotaExceededError (see {@link assertWithinLimits})
  */
-export async function createWithinLimits<T>(userId: string, def: JobDefinition, now: Date, steps: LimitedCreate<T>): Promise<T> {
-  const guard = limitsGuard(userId, def, now);
+export async function createWithinLimits<T>(userId: string, def: JobDefinition, now: Date, steps: LimitedCreate<T>, spend?: SpendAdmission): Promise<T> {
+  const guard = limitsGuard(userId, def, now, spend);
   for (let tries = 1; ; tries += 1) {
     try {
       return await steps.create(guard);

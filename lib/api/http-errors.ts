@@ -95,6 +95,26 @@ export class QuotaExceededError extends HttpError {
   }
 }
 
+/** What a reached cap limits, in words a user can read (no internal scope names). */
+const SPEND_LIMIT_TEXT: Readonly<Record<string, string>> = {
+  user_day: 'your daily spending limit', user_month: 'your monthly spending limit',
+  job_type_day: 'the daily spending limit of this kind of job', platform_day: "the service's daily spending limit",
+};
+
+/**
+ * A spending cap that applies to the new job is reached (lib/spend/); nothing was created. `Retry-After` is the end
+ * of the cap's period: the next midnight UTC, or the first day of the next month (UTC) for the monthly cap.
+ */
+export class SpendLimitReachedError extends HttpError {
+  readonly status = 429;
+  readonly code = 'SPEND_LIMIT_REACHED';
+  override readonly headers: Readonly<Record<string, string>>;
+  constructor(readonly scope: string, readonly retryAfterSeconds: number) {
+    super(`${SPEND_LIMIT_TEXT[scope] ?? 'A spending limit'} was reached; try again after it resets (${scope === 'user_month' ? 'on the 1st of next month' : 'at 00:00'} UTC)`.replace(/^./, (c) => c.toUpperCase()));
+    this.headers = { 'retry-after': String(retryAfterSeconds) };
+  }
+}
+
 /** The user stored as many keys within the last hour as one hour allows (each store calls KMS and adds a row). */
 export class TooManyKeyWritesError extends HttpError {
   readonly status = 429;

@@ -72,7 +72,7 @@ const STATUS_TEXT: Record<number, string> = {
   409: 'Conflict: IDEMPOTENCY_KEY_REUSED, JOB_NOT_CANCELLABLE, JOB_ALREADY_CANCELLED, JOB_RESULT_NOT_AVAILABLE, JOB_NOT_RETRYABLE or SNAPSHOT_EXPIRED',
   413: 'PAYLOAD_TOO_LARGE: the body exceeds 64 KiB; API Gateway answers `{"message":"Request Entity Too Large"}` past its 10 MB',
   415: 'UNSUPPORTED_MEDIA_TYPE: a body sent with a Content-Type other than application/json (UTF-8)',
-  429: 'TOO_MANY_JOBS (active jobs of the type at the limit), QUOTA_EXCEEDED (daily quota used up) or TOO_MANY_KEY_WRITES (10 key stores within the hour), with Retry-After; API Gateway\'s stage throttling answers `{"message":"Too Many Requests"}`',
+  429: 'TOO_MANY_JOBS (active jobs of the type at the limit), QUOTA_EXCEEDED (daily quota used up), SPEND_LIMIT_REACHED (a spending cap that applies to the job is reached; Retry-After: its UTC period\'s end) or TOO_MANY_KEY_WRITES (10 key stores within the hour), with Retry-After; API Gateway\'s stage throttling answers `{"message":"Too Many Requests"}`',
   431: 'API Gateway: request line and header values above 10240 bytes, `{"message":"Request Header Fields Too Large"}`',
   500: 'INTERNAL: unexpected error (no detail); API Gateway answers `{"message":"Internal Server Error"}` when the function fails',
   503: 'PLATFORM_UNAVAILABLE with Retry-After: the database or another platform service is unreachable, dropped the connection, or stayed contended; API Gateway answers `{"message":"Service Unavailable"}` when the integration times out. Not proof that nothing happened: a create may have committed — repeat it with the same Idempotency-Key',

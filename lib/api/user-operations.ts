@@ -5,6 +5,8 @@
  */
 import type { KMSClient } from '@aws-sdk/client-kms';
 import { allowsUserKeys } from './job-credentials.ts';
+import { spendCapDefaultsFromEnv, type SpendCapDefaults } from '../spend/caps.ts';
+import type { SpendAdmission } from '../spend/admission.ts';
 import { ConfigurationError } from '../config/aws.ts';
 import { CredentialNotFoundError } from '../credentials/errors.ts';
 import { getActiveUserKeyInfo, revokeUserKey, storeUserKey, type UserKeyProvider } from '../credentials/user-credential-repository.ts';
@@ -35,6 +37,8 @@ export interface UserApiDeps {
   kms?: KMSClient;
   /** The KMS key that wraps user keys (`CREDENTIALS_KMS_KEY_ID`). @throws ConfigurationError when unset */
   credentialsKmsKeyId(): string;
+  /** The stage's default spending caps (lib/spend/caps.ts); default: from the environment. */
+  spendCaps?: SpendCapDefaults;
 }
 
 type Ctx = OperationContext<UserApiDeps, UserRoute>;
@@ -59,12 +63,16 @@ async function createUserJob({ event, route, caller, deps }: Ctx): Promise<ApiRe
     userKeyIfStored: allowsUserKeys(def),
   };
   const createDeps: CreateJobDeps = { db: deps.db, registry: deps.registry, ...deps.createJob };
-  // Within the limits (nearly always) this is one round trip: the limits' guard, then the job, on the user's key
-  // if one is stored, with its rows.
+  const spend: SpendAdmission = {
+    userId, jobType: def.jobType, defaults: deps.spendCaps ?? spendCapDefaultsFromEnv(),
+    credential: request.userKeyIfStored ? 'user_key_if_stored' : def.credential.defaultMode === 'user_deepseek_key' ? 'user_key' : 'platform',
+  };
+  // Within the limits (nearly always) this is one round trip: the limits' guard (job counts and spending caps),
+  // then the job, on the user's key if one is stored, with its rows.
   const { job, created } = await createWithinLimits(userId, def, now, {
     create: (guard) => createJob(guard ? { ...request, guard } : request, createDeps),
-    counts: () => readCreationPreflight(getSqlPool(), userId, def, now, { idempotencyKey }),
-  });
+    counts: () => readCreationPreflight(getSqlPool(), userId, def, now, { idempotencyKey, spend }),
+  }, spend);
   const { artifacts } = created ? { artifacts: [] } : await withArtifacts(deps.db, job);
   const headers: Record<string, string> = { location: `/api/ai/jobs/${job.id}` };
   if (!created) headers['idempotent-replayed'] = 'true';

@@ -10,6 +10,18 @@ export type SqlValue = string | number | boolean | Date | null;
 export interface SqlStatement {
   sql: string;
   values: SqlValue[];
+  /** Several statements in one text ({@link joinStatements}): run them in a transaction of their own when alone. */
+  several?: boolean;
+}
+
+/**
+ * Several statements as ONE text, for a caller that carries one statement (a write carried in a projection's
+ * script): the server runs them in order; whoever runs the result alone wraps it in a transaction
+ * (`several` says so).
+ */
+export function joinStatements(statements: readonly SqlStatement[]): SqlStatement {
+  if (statements.length === 1) return statements[0]!;
+  return { sql: statements.map((s) => s.sql).join(';\n'), values: statements.flatMap((s) => s.values), several: true };
 }
 
 /** A column value the server computes: SQL with `?` placeholders (e.g. a scalar subquery) and their values. */

@@ -25,7 +25,8 @@
  * A request with `stream: true` gets its answer as `chat.completion.chunk` Server-Sent Events, four characters a
  * token, with a final usage chunk when `stream_options.include_usage` is set (./mock-replies.ts); others get one
  * JSON completion. Every request needs `Authorization: Bearer <key>` (any key, or `apiKey` when set), else 401.
- * `latencyMs` delays every answer; `failureRate` answers that share of requests with a 503. Waits end when the
+ * `latencyMs` delays every answer; `failureRate` answers that share of requests with a 503; `rateLimits` answers
+ * requests beyond its requests or tokens per minute with a 429 and `Retry-After` (./mock-rate-limit.ts). Waits end when the
  * client disconnects, which the server counts in `disconnects` (a connection the server cuts on purpose is not
  * counted). Nothing is logged.
  *
@@ -37,6 +38,7 @@ import type { AddressInfo } from 'node:net';
 import { parseMarkers, lastUserText, type MockMarkers } from './mock-markers.ts';
 import { sendError, wait } from './mock-replies.ts';
 import { SCENARIOS } from './mock-scenarios.ts';
+import { MockRateLimiter } from './mock-rate-limit.ts';
 import type { MockAiServerOptions, MockAnswer, MockChatRequestBody } from './mock-ai-types.ts';
 
 export type { MockAiServerOptions, MockAnswer, MockChatContext, MockChatRequestBody, MockRespond } from './mock-ai-types.ts';
@@ -69,6 +71,8 @@ interface ServerState {
   scenario: string | undefined;
   failedOnce: Set<string>;
   closing: AbortController;
+  /** `rateLimits` (./mock-rate-limit.ts): undefined when none are set. */
+  limiter: MockRateLimiter | undefined;
 }
 
 /** One request as it goes through the pipeline; later stages read what earlier ones found. */
@@ -114,6 +118,14 @@ const readBody: MockStage = async (r) => {
   return false;
 };
 
+/** Requests and tokens per minute beyond `rateLimits`: 429 with `Retry-After` to the window's end. */
+const rateLimit: MockStage = ({ server, body, res }) => {
+  const limited = server.limiter?.admit(body!);
+  if (!limited || limited.admitted) return false;
+  sendError(res, 429, 'rate limit reached (mock RPM/TPM)', { 'retry-after': String(limited.retryAfterSeconds) });
+  return true;
+};
+
 /** `latencyMs` and `[sleep:<ms>]`; a client that left meanwhile ends the request. */
 const delay: MockStage = async ({ server, markers, signal }) => !(await wait((server.options.latencyMs ?? 0) + (markers?.sleepMs ?? 0), signal));
 
@@ -143,11 +155,14 @@ const runScenario: MockStage = async (r) => {
 };
 
 /** The stages, in order. */
-const PIPELINE: readonly MockStage[] = [route, authorize, readBody, delay, randomFailure, runScenario];
+const PIPELINE: readonly MockStage[] = [route, authorize, readBody, rateLimit, delay, randomFailure, runScenario];
 
 /** Starts a server; resolves once it listens. */
 export async function startMockAiServer(options: MockAiServerOptions = {}): Promise<MockAiServer> {
-  const state: ServerState = { options, requests: [], answers: [], disconnects: 0, scenario: options.scenario, failedOnce: new Set(), closing: new AbortController() };
+  const state: ServerState = {
+    options, requests: [], answers: [], disconnects: 0, scenario: options.scenario, failedOnce: new Set(), closing: new AbortController(),
+    limiter: options.rateLimits ? new MockRateLimiter(options.rateLimits) : undefined,
+  };
   const server = createServer((req, res) => {
     handle(req, res, state).catch(() => {
       if (!res.headersSent && !res.destroyed) sendError(res, 500, 'mock server error');

@@ -2,6 +2,7 @@
  * The shapes shared by the local mock provider's modules (./mock-ai-server.ts and the modules it is split into):
  * its options, what its `respond` function sees, and a recorded request.
  */
+import type { MockRateLimits } from './mock-rate-limit.ts';
 import type { ChatMessage } from '../ai/types.ts';
 
 /** What `respond` sees of a request. */
@@ -45,6 +46,8 @@ export interface MockAiServerOptions {
   tokensPerSecond?: number;
   /** Wait between a streamed answer's headers (and role chunk) and its first token. */
   firstTokenDelayMs?: number;
+  /** Requests and tokens per minute beyond which it answers 429 with Retry-After (./mock-rate-limit.ts). */
+  rateLimits?: MockRateLimits;
 }
 
 /** A complete answer the server sent: its content and the usage it reported (undefined: none reported). */

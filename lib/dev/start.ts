@@ -5,7 +5,8 @@
  *
  * Env: DATABASE_URL (default mysql://root@127.0.0.1:3306/ai_jobs), PORT (3000), REALTIME_PORT (PORT + 1: the
  * realtime hub, AppSync Events' protocol on loopback), SQS_PORT (free),
- * the mock provider's MOCK_AI_* settings (./mock-ai-env.ts: latency, failure rate, scenario, streaming pace),
+ * the mock provider's MOCK_AI_* settings (./mock-ai-env.ts: latency, failure rate, scenario, streaming pace,
+ * MOCK_AI_RPM / MOCK_AI_TPM beyond which it answers 429: shared cooldowns, docs/budgets.md),
  * DEEPSEEK_API_KEY or OPENAI_COMPAT_BASE_URL + OPENAI_COMPAT_API_KEY (+ OPENAI_COMPAT_MODEL) for a real provider.
  */
 import { describeConnectionError } from '../db/connection-errors.ts';

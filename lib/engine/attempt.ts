@@ -88,7 +88,7 @@ async function generateAnswer(
   const generated = await deps.generate(
     { messages, jsonMode: true },
     {
-      tier: job.modelTier, credentials, signal, firstTokenTimeoutMs: firstTokenTimeoutOf(def),
+      tier: job.modelTier, credentials, signal, admission: job, firstTokenTimeoutMs: firstTokenTimeoutOf(def),
       // A reader per provider call: a fallback route's answer is parsed from its own start.
       ...(plan ? { openSink: () => new PreviewReader({ plan, redact: def.security.outputRedaction, emit: (e) => stream.preview(e) }) } : {}),
       onCall: (record) => {

@@ -2,8 +2,9 @@
  * The SQS side of a consumer Lambda: the response lists only the records SQS must deliver again
  * (`batchItemFailures`, partial batch failure).
  * - success, permanent failure, cancellation, duplicate delivery → acknowledged (deleted by Lambda);
- * - retryable failure → the message's visibility is set to the backoff delay, then the record is reported
- *   failed, so SQS redelivers it when the backoff is over;
+ * - retryable failure, or a job parked to wait for provider capacity or a spending cap → the message's
+ *   visibility is set to the backoff delay (the wait), then the record is reported failed, so SQS redelivers it
+ *   when the backoff is over; a job handed to a new message (a long wait) is acknowledged;
  * - a malformed body → reported failed and made visible at once, so it reaches the dead-letter queue after
  *   the queue's max receive count; it fails only the later records of its own message group (below);
  * - an infrastructure error, or a delivery outliving its bound → logged, visible again after a short
@@ -22,6 +23,7 @@ import { ChangeMessageVisibilityCommand, type SQSClient } from '@aws-sdk/client-
 import type { Context, SQSBatchResponse, SQSEvent, SQSRecord } from 'aws-lambda';
 import { EngineError } from '../errors.ts';
 import { parseJobMessage, InvalidJobMessageError } from '../queue/job-message.ts';
+import { needsRedelivery } from './outcome.ts';
 import type { EngineDeps } from './engine-deps.ts';
 import { runJob } from './run-job.ts';
 import { DEFAULT_DELIVERY_MARGIN_MS, guardDelivery } from './delivery-guard.ts';
@@ -131,7 +133,7 @@ async function handleRecord(record: SQSRecord, config: ConsumerConfig, context?:
     stopBudgetMs: () => stopBudgetMs(context), leaseSeconds: Math.ceil(config.engine.timing.leaseMs / 1000),
     ...(config.stopping ? { stopping: config.stopping } : {}),
   }, (control) => runJob(message, config.engine, control));
-  if (outcome.kind === 'retry') {
+  if (needsRedelivery(outcome)) {
     const delaySeconds = outcome.delayMs / 1000;
     await setVisibility(delaySeconds);
     throw new RedeliverLaterError(outcome.jobId, Math.ceil(delaySeconds), outcome.code);

@@ -18,23 +18,28 @@ import { jobRegistry } from '../jobs/registry.ts';
 import { projectorRegistry } from '../jobs/projector-registry.ts';
 import { resolveCredentials } from '../credentials/resolve-credentials.ts';
 import type { EngineDeps } from './engine-deps.ts';
+import type { CapacityGate } from '../capacity/gate.ts';
+import { capacityGateFromEnv } from '../capacity/gate-from-env.ts';
 import { DEFAULT_LEASE_TIMING } from './lease-keeper.ts';
 import { createAttemptStreams } from '../stream/attempt-appender.ts';
 
 export interface EngineOverrides extends Partial<EngineDeps> {
   router?: ModelRouter;
+  /** Shared provider limits and spending caps (default: from the environment; null: none). */
+  capacity?: CapacityGate | null;
 }
 
 export function createEngineDeps(overrides: EngineOverrides = {}): EngineDeps {
-  const { router: routerOverride, ...rest } = overrides;
+  const { router: routerOverride, capacity: capacityOverride, ...rest } = overrides;
   const router = routerOverride ?? modelRouterFromEnv();
   const logger = rest.logger ?? new Logger({ serviceName: 'ai-job-engine' });
+  const capacity = capacityOverride === undefined ? capacityGateFromEnv(router) : capacityOverride;
   return {
     db: getPrisma(),
     registry: jobRegistry,
     projectors: projectorRegistry,
     prompts: { get: getPrompt },
-    generate: (request, opts) => generate(request, opts, { router }),
+    generate: (request, opts) => generate(request, opts, { router, capacity }),
     resolveCredentials: (job) => resolveCredentials(job),
     safety: defaultContentSafetyChecker,
     price: (route, usage) => costOf(route, usage),

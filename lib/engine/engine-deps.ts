@@ -12,6 +12,8 @@ import type { ResultProjector } from '../jobs/projector.ts';
 import type { OpenAttemptStream } from '../stream/attempt-stream.ts';
 import type { LeaseTiming } from './lease-keeper.ts';
 import type { PriceFn } from './usage-ledger.ts';
+import type { AdmissionJob } from '../capacity/gate.ts';
+import type { DbClock } from '../capacity/db-clock.ts';
 
 export interface GenerateOptions {
   tier: string;
@@ -22,6 +24,8 @@ export interface GenerateOptions {
   firstTokenTimeoutMs?: number;
   /** Opens the sink of one route's call: its text as it arrives (lib/ai/gateway.ts). */
   openSink?: (route: ModelRoute) => AnswerSink;
+  /** The job the call is for: admits each route's call against shared provider limits and spending caps. */
+  admission?: AdmissionJob;
 }
 
 export interface EngineDeps {
@@ -47,6 +51,8 @@ export interface EngineDeps {
    * that writes the job's stream log.
    */
   openAttemptStream?: OpenAttemptStream;
+  /** The clock of capacity windows and waits (lib/capacity/db-clock.ts); default the database's. */
+  capacityClock?: DbClock;
   /** Optional observation points on the attempt path; absent in production. */
   checkpoints?: EngineCheckpoints;
 }

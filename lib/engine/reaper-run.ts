@@ -1,6 +1,6 @@
 /**
  * One scheduled reaper run (every minute, beside the dispatcher): expired leases, overdue retries, queued jobs
- * nobody picked up and dead-lettered messages. Counts go to the log and to CloudWatch metrics (EMF).
+ * nobody picked up, dead-lettered messages, and the capacity sweep (expired reservations given back). Counts go to the log and to CloudWatch metrics (EMF).
  * Bounds come from the environment ({@link REAPER_ENV}), defaults in DEFAULT_REAPER_OPTIONS.
  */
 import { Logger } from '@aws-lambda-powertools/logger';
@@ -12,6 +12,7 @@ import { jobRegistry, type JobDefinitionRegistry } from '../jobs/registry.ts';
 import { reapDeadLetters, type DeadLetterCounts } from './dead-letters.ts';
 import { DEFAULT_REAPER_OPTIONS, reapExpiredLeases, reapOverdueRetries, type ReapCounts, type ReaperOptions } from './reaper.ts';
 import { reapUnpickedQueuedJobs } from './reaper-queued.ts';
+import { sweepCapacity, type CapacitySweepCounts } from '../capacity/sweep.ts';
 
 export interface ReaperDeps {
   db: PrismaDb;
@@ -28,6 +29,8 @@ export interface ReaperRunSummary {
   stalled: ReapCounts;
   queued: ReapCounts;
   deadLetters: DeadLetterCounts;
+  /** Expired capacity holds given back, and old windows, waits and counters deleted (lib/capacity/sweep.ts). */
+  capacity: CapacitySweepCounts;
 }
 
 /** Environment variables overriding the reaper's bounds (milliseconds). */
@@ -81,15 +84,18 @@ export async function runReaper(deps: ReaperDeps): Promise<ReaperRunSummary> {
   const stalled = await reapOverdueRetries(deps.db, deps.options);
   const queued = await reapUnpickedQueuedJobs(deps.db, deps.options);
   const deadLetters = await reapDeadLetters(deps.db, { sqs: deps.sqs, deadLetterQueueUrls: deps.deadLetterQueueUrls });
-  const summary = { expired, stalled, queued, deadLetters };
+  const capacity = await sweepCapacity();
+  const summary = { expired, stalled, queued, deadLetters, capacity };
   deps.metrics.addMetric('LeasesReleased', MetricUnit.Count, expired.released + stalled.released);
   deps.metrics.addMetric('JobsReenqueued', MetricUnit.Count, expired.reenqueued + stalled.reenqueued + queued.reenqueued);
   deps.metrics.addMetric('LeaseExpiredFailures', MetricUnit.Count, expired.failed + stalled.failed);
   deps.metrics.addMetric('QueuedNotPickedUpFailures', MetricUnit.Count, queued.failed);
   deps.metrics.addMetric('DeadLetteredFailures', MetricUnit.Count, deadLetters.failed);
   deps.metrics.addMetric('DeadLetterMessagesSeen', MetricUnit.Count, deadLetters.read);
+  deps.metrics.addMetric('CapacityHoldsExpired', MetricUnit.Count, capacity.holdsExpired);
   deps.metrics.publishStoredMetrics();
-  const anything = expired.failed + expired.released + stalled.reenqueued + stalled.failed + queued.reenqueued + queued.failed + deadLetters.read > 0;
+  const anything = expired.failed + expired.released + stalled.reenqueued + stalled.failed + queued.reenqueued + queued.failed + deadLetters.read
+    + capacity.holdsExpired > 0;
   if (anything) deps.logger.warn('reaper recovered jobs', { ...summary });
   return summary;
 }

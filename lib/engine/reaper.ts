@@ -65,7 +65,7 @@ export async function reapExpiredLeases(db: PrismaDb, opts: ReaperOptions = DEFA
       }
       const released = await db.$transaction(async (tx) => {
         const row = await releaseLock(tx, job.id, fence, { ...leaseExpired('lease expired; released for the next attempt'), retryAt: now });
-        await reenqueue(tx, job, job.attemptCount + 1);
+        await reenqueue(tx, job, nextAttemptLabel(job));
         return row;
       });
       publishStatus(released); // the retry scheduled, now that it committed
@@ -88,7 +88,7 @@ export async function reapOverdueRetries(db: PrismaDb, opts: ReaperOptions = DEF
   for (const job of candidates) {
     const fence: LeaseFence = { holder: null, leaseVersion: job.leaseVersion };
     await guarded(counts, async () => {
-      const previous = await db.outboxEvent.findUnique({ where: { dedupeKey: enqueueKey(job.id, job.attemptCount + 1) }, select: { publishedAt: true } });
+      const previous = await db.outboxEvent.findUnique({ where: { dedupeKey: enqueueKey(job.id, nextAttemptLabel(job)) }, select: { publishedAt: true } });
       if (previous) {
         if (!previous.publishedAt || previous.publishedAt > cutoff) return; // still on its way
         await markFailed(db, job.id, fence, leaseExpired('re-enqueued once already; the retry never started'));
@@ -99,7 +99,7 @@ export async function reapOverdueRetries(db: PrismaDb, opts: ReaperOptions = DEF
         // Fenced touch: the retry is due again now, so the next run measures from this re-enqueue.
         const { count } = await tx.aiJob.updateMany({ where: { id: job.id, lifecycleStatus: 'running', lockedBy: null, leaseVersion: job.leaseVersion }, data: { lockUntil: now } });
         if (count === 0) throw new LeaseLostError(job.id, job.leaseVersion);
-        await reenqueue(tx, job, job.attemptCount + 1);
+        await reenqueue(tx, job, nextAttemptLabel(job));
       });
       counts.reenqueued += 1;
     });
@@ -120,13 +120,24 @@ export function overdueRetryWhere(cutoff: Date): Prisma.AiJobWhereInput {
   };
 }
 
+/**
+ * What a re-enqueue of `job`'s released or expired lease is for: the next attempt's number, qualified by the
+ * lease when the job was released more than once for that number (an attempt given back after an
+ * infrastructure failure or a capacity wait: then leaseVersion ≠ attemptCount), so each release is re-enqueued
+ * at most once and two releases never share a deduplication id.
+ */
+export function nextAttemptLabel(job: Pick<AiJob, 'attemptCount' | 'leaseVersion'>): number | string {
+  const next = job.attemptCount + 1;
+  return job.leaseVersion === job.attemptCount ? next : `${next}-lease-${job.leaseVersion}`;
+}
+
 /** The dedupe key (and SQS deduplication id) of the enqueue message for `attempt`. */
-export function enqueueKey(jobId: string, attempt: number): string {
+export function enqueueKey(jobId: string, attempt: number | string): string {
   return buildEnqueueEvent({ jobId, queueName: '', messageGroupId: '', attempt }).dedupeKey;
 }
 
 /** Enqueues `job` again for `attempt`, in a message group of its own (never behind a hidden original). */
-export async function reenqueue(tx: Prisma.TransactionClient, job: AiJob, attempt: number): Promise<void> {
+export async function reenqueue(tx: Prisma.TransactionClient, job: AiJob, attempt: number | string): Promise<void> {
   const groupId = `${await messageGroupOf(tx, job)}:r${attempt}`.slice(0, 128);
   await insertOutboxEvents(tx, [buildEnqueueEvent({ jobId: job.id, queueName: job.queueName, messageGroupId: groupId, attempt })]);
 }

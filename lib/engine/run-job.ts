@@ -114,6 +114,7 @@ async function cancelWon({ job, fence }: Prepared, deps: EngineDeps): Promise<bo
 /** Metric per outcome kind (a table, so a new kind cannot go uncounted). */
 const OUTCOME_METRICS: Record<RunOutcome['kind'], string> = {
   succeeded: 'JobsSucceeded', failed: 'JobsFailed', cancelled: 'JobsCancelled', retry: 'AttemptsRetried', acknowledged: 'DeliveriesAcknowledged',
+  wait: 'CapacityWaits',
 };
 
 function complete(

@@ -11,6 +11,8 @@ import { redactText } from '../jobs/redaction.ts';
 import type { EngineDeps } from './engine-deps.ts';
 import type { RunOutcome } from './outcome.ts';
 import { decideAfterFailure } from './retry-policy.ts';
+import { CapacityWaitError } from '../capacity/capacity-wait.ts';
+import { settleCapacityWait } from './capacity-park.ts';
 
 const MAX_INTERNAL_MESSAGE = 4000;
 
@@ -22,6 +24,8 @@ export async function settleFailure(
     await markCancelled(deps.db, job.id, { fence, actor, reason: 'cancel requested while running' });
     return { kind: 'cancelled', jobId: job.id };
   }
+  // No route could take the call: not the job's failure (./capacity-park.ts).
+  if (failure instanceof CapacityWaitError) return settleCapacityWait(job, def, fence, failure, deps);
   const detail = {
     actor, errorCode: failure.code, publicMessage: failure.publicMessage,
     internalMessage: internalDetail(failure),

@@ -10,14 +10,18 @@
  *   error whose outcome is unknown — and on every path that does not reach the projection, it is written on
  *   its own ({@link UsageRow.write}). The row's id is chosen here and the INSERT is idempotent, so writing it
  *   again can never bill the call twice.
+ * A call that held shared capacity (lib/capacity/) carries its settlement on the record: it is claimed here and
+ * travels in the same statement text, so the hold is settled exactly when the call's row is written (in the
+ * projection's transaction, or in a transaction of their own), and never otherwise — a process dying before
+ * leaves the hold to expire and be swept.
  * What this costs: a process dying between the provider's answer and the projection's commit (validation and
  * the projector's row building, milliseconds) loses that call's row; before, the window ended at the separate
  * INSERT a round trip after the answer.
  */
 import type { AiJob } from '../db/client.ts';
 import { newId } from '../db/ids.ts';
-import { insertStatement, type SqlStatement } from '../db/sql.ts';
-import { getSqlPool, type SqlRunner } from '../db/sql-pool.ts';
+import { insertStatement, joinStatements, type SqlStatement } from '../db/sql.ts';
+import { getSqlPool, runAtomically, type SqlPool, type SqlRunner } from '../db/sql-pool.ts';
 import type { ModelRoute, ProviderCallRecord, TokenUsage } from '../ai/types.ts';
 
 export type PriceFn = (route: ModelRoute, usage: TokenUsage) => { costUsd: string; priceVersion: string };
@@ -26,9 +30,15 @@ type LedgerJob = Pick<AiJob, 'id' | 'userId' | 'attemptCount' | 'credentialMode'
 
 /**
  * The ledger row of one call as an idempotent INSERT (its id is in the statement: a second run changes
- * nothing). Small (under 1 KB), so it never brings a script near the 16 KB pinning limit of RDS Proxy.
+ * nothing), preceded by the call's hold settlement when it carries one (idempotent too: a hold settles once).
+ * Small (under 3 KB), so it never brings a script near the 16 KB pinning limit of RDS Proxy.
  */
 export function usageStatement(job: LedgerJob, call: ProviderCallRecord, price: PriceFn): SqlStatement {
+  const insert = ledgerInsert(job, call, price);
+  return call.settlement ? joinStatements([...call.settlement.claim(), insert]) : insert;
+}
+
+function ledgerInsert(job: LedgerJob, call: ProviderCallRecord, price: PriceFn): SqlStatement {
   const { costUsd, priceVersion } = price(call.route, call.usage);
   const insert = insertStatement('AiUsageLog', {
     id: newId(), jobId: job.id, userId: job.userId, attemptNo: job.attemptCount,
@@ -39,10 +49,15 @@ export function usageStatement(job: LedgerJob, call: ProviderCallRecord, price: 
   return { sql: `${insert.sql} ON DUPLICATE KEY UPDATE id = id`, values: insert.values };
 }
 
-/** One INSERT on the raw pool (autocommit): the row is durable as soon as this resolves. */
-export async function recordProviderCall(job: LedgerJob, call: ProviderCallRecord, price: PriceFn, sql: SqlRunner = getSqlPool()): Promise<void> {
-  const insert = usageStatement(job, call, price);
-  await sql.query(insert.sql, insert.values);
+/** One INSERT on the raw pool (autocommit; with a settlement, one transaction): durable as soon as this resolves. */
+export async function recordProviderCall(job: LedgerJob, call: ProviderCallRecord, price: PriceFn, sql: SqlPool = getSqlPool()): Promise<void> {
+  await runStatement(usageStatement(job, call, price), sql);
+}
+
+/** A statement alone: in a transaction of its own when it holds several. */
+async function runStatement(statement: SqlStatement, sql: SqlRunner | SqlPool): Promise<void> {
+  if (statement.several) await runAtomically([statement], sql as SqlPool);
+  else await sql.query(statement.sql, statement.values);
 }
 
 /**
@@ -53,7 +68,7 @@ export async function recordProviderCall(job: LedgerJob, call: ProviderCallRecor
 export class UsageRow {
   private written = false;
 
-  constructor(readonly statement: SqlStatement, private readonly sql: () => SqlRunner = getSqlPool) {}
+  constructor(readonly statement: SqlStatement, private readonly sql: () => SqlPool = getSqlPool) {}
 
   /** The projection's transaction carried the row and committed. */
   markWritten(): void {
@@ -63,7 +78,7 @@ export class UsageRow {
   /** Writes the row unless a projection already did; harmless to call again. */
   async write(): Promise<void> {
     if (this.written) return;
-    await this.sql().query(this.statement.sql, this.statement.values);
+    await runStatement(this.statement, this.sql());
     this.written = true;
   }
 }

@@ -28,7 +28,7 @@ export interface NewOutboxEvent {
  * The `ai.job.enqueue` row for a new job (seed #289): dedupeKey `ai.job.enqueue:<jobId>`, payload exactly
  * `{"jobId": …}` — no user id, credential or input ever goes into the outbox.
  */
-export function buildEnqueueEvent(job: { jobId: string; queueName: string; messageGroupId: string; attempt?: number }): NewOutboxEvent {
+export function buildEnqueueEvent(job: { jobId: string; queueName: string; messageGroupId: string; attempt?: number | string }): NewOutboxEvent {
   return {
     id: newId(),
     eventType: ENQUEUE_EVENT_TYPE,

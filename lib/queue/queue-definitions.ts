@@ -19,7 +19,7 @@ export const JOB_QUEUE_NAMES = ['interactive', 'background'] as const satisfies 
  * Every engine retry is a redelivery of the same message, so this must cover what the registry's definitions
  * need (./receive-budget.ts; test/infra/receive-budget.test.ts checks it). The stack derives its own value.
  */
-export const DEFAULT_MAX_RECEIVE_COUNT = 15;
+export const DEFAULT_MAX_RECEIVE_COUNT = 20;
 
 /**
  * Default visibility timeouts. They must exceed the consumer Lambda's timeout (AWS advises 6×), or a message

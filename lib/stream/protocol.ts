@@ -35,6 +35,11 @@ export const statusEntrySchema = z.strictObject({
   resultUrl: z.string().optional(),
   /** status `failed` (and `queued` before a retry): the public error, never internal detail. */
   error: z.strictObject({ code: z.string(), message: z.string() }).optional(),
+  /**
+   * The job waits, no attempt spent, for shared provider capacity or a spending cap's reset (lib/capacity/,
+   * docs/budgets.md) until `until`; JobStatusResponse is frozen, so this is where the owner sees why.
+   */
+  waitingFor: z.strictObject({ reason: z.enum(['provider_capacity', 'spend_cap']), until: z.iso.datetime() }).optional(),
 });
 
 /** More text of a streamed text field of the output (e.g. Feynman `feedback`): append `delta` to `field`. */

@@ -12,6 +12,7 @@
  * | created | `queued` |
  * | lock (queued → running, or a new attempt) | `running`, `attempt` = the new attempt: a new segment starts |
  * | releaseLock (a retryable failure) | `queued` with `retryAt` and the public error |
+ * | parked (waiting for provider capacity or a spending cap; lib/jobs/lifecycle-wait.ts) | `queued` with `retryAt` and `waitingFor` |
  * | succeeded | `succeeded` with `resultUrl` |
  * | failed | `failed` with the public error |
  * | cancelled | `cancelled` |
@@ -39,6 +40,12 @@ export function resultPathOf(job: Pick<AiJob, 'id' | 'jobType'>): string {
   return (route?.path ?? '/api/ai/jobs/{jobId}').replace('{jobId}', job.id);
 }
 
+/** The audit row's error code of a park → why the job waits (lib/capacity/, lib/jobs/lifecycle-wait.ts). */
+export const WAIT_REASON_OF_CODE: Readonly<Record<string, 'provider_capacity' | 'spend_cap'>> = {
+  PROVIDER_CAPACITY: 'provider_capacity',
+  SPEND_LIMIT_REACHED: 'spend_cap',
+};
+
 function errorOf(code: string | null, message: string | null): StatusEntry['error'] {
   return code !== null && message !== null ? { code, message } : undefined;
 }
@@ -50,6 +57,10 @@ export function statusEntryOfTransition(row: TransitionEntryRow, job: Pick<AiJob
     case 'running':
       // The lock writes no error code; a released lease (a retry scheduled) always does.
       if (row.errorCode === null) return { ...base, status: 'running' };
+      if (Object.hasOwn(WAIT_REASON_OF_CODE, row.errorCode) && row.retryAt) {
+        const until = row.retryAt.toISOString();
+        return { ...base, status: 'queued', retryAt: until, waitingFor: { reason: WAIT_REASON_OF_CODE[row.errorCode]!, until } };
+      }
       return withDefined({ ...base, status: 'queued', retryAt: row.retryAt?.toISOString(), error: errorOf(row.errorCode, row.publicMessage) });
     case 'succeeded':
       return { ...base, status: 'succeeded', resultUrl: resultPathOf(job) };

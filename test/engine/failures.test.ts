@@ -47,11 +47,12 @@ describe('retryable provider failures', () => {
     expect(await db.outboxEvent.count({ where: { aggregateId: created.id, eventType: 'ai.job.failed' } })).toBe(1);
   });
 
-  it('honours Retry-After: the message stays invisible for the advertised delay', async () => {
+  it('honours Retry-After: the model cools down and the job waits, its message invisible for the delay, no attempt spent', async () => {
     const created = await h.create({ jobType: 'quick_retry_job', input: { prompt: 'hi', scenario: 'rate_limit:3' } });
     const { response } = await h.deliver();
     expect(response.batchItemFailures).toHaveLength(1);
-    expect(await job(created)).toMatchObject({ lifecycleStatus: 'running', errorCode: 'PROVIDER_RATE_LIMITED', lockedBy: null });
+    expect(await job(created)).toMatchObject({ lifecycleStatus: 'running', attemptCount: 0, lockedBy: null });
+    expect(await db.capacityWait.findUnique({ where: { jobId: created.id } })).toMatchObject({ reason: 'provider_capacity', model: 'mock-chat' });
     const early = await h.sqs.send(new ReceiveMessageCommand({ QueueUrl: h.queues.interactive.queueUrl, WaitTimeSeconds: 1 }));
     expect(early.Messages ?? []).toHaveLength(0);
   });

@@ -25,6 +25,7 @@ import type { EngineDeps } from '../../lib/engine/engine-deps.ts';
 import { consumeBatch } from '../../lib/engine/consumer.ts';
 import type { LeaseTiming } from '../../lib/engine/lease-keeper.ts';
 import { jobRegistry, type JobDefinitionRegistry } from '../../lib/jobs/registry.ts';
+import type { CapacityGate } from '../../lib/capacity/gate.ts';
 
 export const FAST_TIMING: LeaseTiming = { leaseMs: 3_000, heartbeatMs: 500, cancelPollMs: 100 };
 
@@ -37,7 +38,7 @@ export interface HarnessOptions {
   engine?: Partial<EngineDeps>;
   /** Job types for both creation and the engine (default: every registered type). */
   registry?: JobDefinitionRegistry;
-  /** Model of the `openai-compat` provider (default `compat-model`). */
+  /** Model of the `openai-compat` provider (default `gpt-4o-mini`, a model with a price: spending caps refuse an unpriced one). */
   primaryModel?: string;
   /** Per-request provider deadline (AI_PROVIDER_TIMEOUT_MS), default 20 s. */
   providerTimeoutMs?: number;
@@ -47,6 +48,8 @@ export interface HarnessOptions {
   realCredentials?: boolean;
   /** Visibility timeout of both queues (default 30 s). */
   visibilityTimeoutSeconds?: number;
+  /** The shared-capacity gate (default: from the environment, as production builds it; null: none). */
+  capacity?: CapacityGate | null;
 }
 
 export interface EngineHarness {
@@ -74,7 +77,7 @@ export async function startEngineHarness(opts: HarnessOptions = {}): Promise<Eng
   const deepseek = opts.deepseek ? await startMockAiServer({ respond: jobTypeMockResponder, ...opts.deepseek }) : undefined;
   const env = {
     MOCK_AI_BASE_URL: mock.url,
-    ...(primary ? { OPENAI_COMPAT_BASE_URL: primary.url, OPENAI_COMPAT_MODEL: opts.primaryModel ?? 'compat-model', OPENAI_COMPAT_API_KEY: 'compat-key' } : {}),
+    ...(primary ? { OPENAI_COMPAT_BASE_URL: primary.url, OPENAI_COMPAT_MODEL: opts.primaryModel ?? 'gpt-4o-mini', OPENAI_COMPAT_API_KEY: 'compat-key' } : {}),
     ...(deepseek ? { DEEPSEEK_BASE_URL: deepseek.url } : {}),
     AI_PROVIDER_TIMEOUT_MS: String(opts.providerTimeoutMs ?? 20_000),
   };
@@ -85,6 +88,7 @@ export async function startEngineHarness(opts: HarnessOptions = {}): Promise<Eng
     timing: opts.timing ?? FAST_TIMING,
     registry: opts.registry ?? jobRegistry,
     logger: new Logger({ serviceName: 'engine-test', logLevel: 'WARN' }),
+    ...(opts.capacity !== undefined ? { capacity: opts.capacity } : {}),
     ...opts.engine,
   });
   const dispatcher = createDispatcherDeps({

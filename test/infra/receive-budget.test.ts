@@ -17,9 +17,9 @@ const maxReceiveCountOf = (template: Synthesized['template'], queueName: string)
 };
 
 describe('maxReceiveCount', () => {
-  it('needs attempts × 2 + 3 infrastructure refunds + 5 receives per definition: 14 for a job with 3 attempts, 30 for the 11 the schema allows', () => {
-    expect(requiredReceives({ execution: { ...syntheticJob.execution, maxRetries: 2 } } as never)).toBe(14);
-    expect(requiredReceives({ execution: { ...syntheticJob.execution, maxRetries: 10 } } as never)).toBe(30);
+  it('needs attempts × 2 + 3 infrastructure refunds + 5 + 4 capacity waits per definition: 18 for a job with 3 attempts, 34 for the 11 the schema allows', () => {
+    expect(requiredReceives({ execution: { ...syntheticJob.execution, maxRetries: 2 } } as never)).toBe(18);
+    expect(requiredReceives({ execution: { ...syntheticJob.execution, maxRetries: 10 } } as never)).toBe(34);
   });
 
   it('is derived from the registry when the stage does not set it, and covers every definition of each queue', () => {
@@ -42,13 +42,13 @@ describe('maxReceiveCount', () => {
       error = err;
     }
     expect(error).toBeInstanceOf(InvalidQueueDefinitionError);
-    expect((error as Error).message).toMatch(/synthetic_job needs 14 receives/);
+    expect((error as Error).message).toMatch(/synthetic_job needs 18 receives/);
   });
 
   it('refuses a definition that needs more than its own queue allows, whatever the other queue allows', () => {
     const long = { jobType: 'long_job', execution: { ...syntheticJob.execution, maxRetries: 10 }, queue: { queueName: 'background' as const } };
-    expect(() => assertReceiveBudget([long], { interactive: 100, background: 29 })).toThrow(/long_job needs 30 receives/);
-    expect(() => assertReceiveBudget([long], { interactive: 5, background: 30 })).not.toThrow();
+    expect(() => assertReceiveBudget([long], { interactive: 100, background: 33 })).toThrow(/long_job needs 34 receives/);
+    expect(() => assertReceiveBudget([long], { interactive: 5, background: 34 })).not.toThrow();
   });
 
   it('gives the local runtime and tests (no QUEUE_MAX_RECEIVE_COUNT) a default that covers the registry', () => {

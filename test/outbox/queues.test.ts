@@ -22,7 +22,7 @@ describe('queue definitions', () => {
     expect(defs.interactive.queue.name).toBe('ai-jobs-prod-interactive.fifo');
     expect(defs.interactive.deadLetterQueue.name).toBe('ai-jobs-prod-interactive-dlq.fifo');
     expect(defs.background.queue.name).toBe('ai-jobs-prod-background.fifo');
-    expect(defs.background.maxReceiveCount).toBe(15);
+    expect(defs.background.maxReceiveCount).toBe(20);
     expect(jobQueueDefinitions('prod', { maxReceiveCount: 2 }).interactive.maxReceiveCount).toBe(2);
     expect(() => jobQueueDefinitions('Prod_1')).toThrow(InvalidQueueDefinitionError);
     expect(() => jobQueueDefinitions('prod', { maxReceiveCount: 0 })).toThrow(InvalidQueueDefinitionError);
@@ -95,7 +95,7 @@ describe('AWS configuration', () => {
   });
 
   it('reads queue options with defaults', () => {
-    expect(queueOptionsFromEnv({})).toEqual({ maxReceiveCount: 15, visibilityTimeoutSeconds: {} });
+    expect(queueOptionsFromEnv({})).toEqual({ maxReceiveCount: 20, visibilityTimeoutSeconds: {} });
     expect(queueOptionsFromEnv({ QUEUE_MAX_RECEIVE_COUNT: '8', BACKGROUND_VISIBILITY_TIMEOUT_SECONDS: '600' }))
       .toEqual({ maxReceiveCount: 8, visibilityTimeoutSeconds: { background: 600 } });
     expect(() => queueOptionsFromEnv({ QUEUE_MAX_RECEIVE_COUNT: 'many' })).toThrow(ConfigurationError);

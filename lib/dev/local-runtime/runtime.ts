@@ -40,7 +40,7 @@ export interface LocalRuntimeOptions {
   /** Use this SQS-API server instead of starting fauxqs in-process. */
   sqsEndpoint?: string;
   /** The mock provider's pace and failures (../mock-ai-env.ts reads them from the environment for `npm start`). */
-  mockAi?: Pick<MockAiServerOptions, 'port' | 'latencyMs' | 'failureRate' | 'scenario' | 'tokensPerSecond' | 'firstTokenDelayMs'>;
+  mockAi?: Pick<MockAiServerOptions, 'port' | 'latencyMs' | 'failureRate' | 'scenario' | 'tokensPerSecond' | 'firstTokenDelayMs' | 'rateLimits'>;
   /** Use this OpenAI-compatible mock (e.g. in another process) instead of starting one. */
   mockAiUrl?: string;
   /** Start moto_server (when installed) for EventBridge and KMS. */
