@@ -94,11 +94,14 @@ describe('the database cost of a non-streaming job', () => {
       create: { roundTrips: 12, statements: 48, writeTransactions: 12, readUnits: 0 },
       dispatch: { roundTrips: 12, statements: 12, writeTransactions: 12, readUnits: 0 },
       lock: { roundTrips: 13, statements: 39, writeTransactions: 13, readUnits: 0 },
-      usage: { roundTrips: 9, statements: 9, writeTransactions: 9, readUnits: 0 },
-      project: { roundTrips: 43, statements: 57, writeTransactions: 12, readUnits: 0 },
+      // Shared provider capacity (docs/budgets.md) settles each call's hold with its ledger row: 4 statements more
+      // with a failed call's usage row, 1 more in each projection. No transaction and no round trip more.
+      usage: { roundTrips: 9, statements: 9 + 4 * 9, writeTransactions: 9, readUnits: 0 },
+      project: { roundTrips: 43, statements: 57 + 12, writeTransactions: 12, readUnits: 0 },
     });
-    // The Feynman evaluations stream their feedback (docs/streaming.md): their chunks are the streaming cost, apart.
-    const { AiJobStreamChunk: chunks, ...nonStreaming } = rows;
+    // The Feynman evaluations stream their feedback (docs/streaming.md): their chunks are the streaming cost, apart;
+    // so are the shared capacity's rows of the one model (a limit and its minute windows, updated in place).
+    const { AiJobStreamChunk: chunks, ProviderLimit: _limits, ProviderWindow: _windows, ProviderUserWindow: _userWindows, ...nonStreaming } = rows;
     expect(nonStreaming).toEqual({
       AiJob: 12, AiJobArtifact: 10, AiJobSnapshot: 12, AiJobTransition: 37, AiUsageLog: 12, FeynmanEvaluation: 3, OutboxEvent: 24,
     });

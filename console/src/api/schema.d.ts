@@ -742,6 +742,12 @@ export interface components {
                 code: string;
                 message: string;
             };
+            waitingFor?: {
+                /** @enum {string} */
+                reason: "provider_capacity" | "spend_cap";
+                /** Format: date-time */
+                until: string;
+            };
         } | {
             seq: number;
             attempt: number;
@@ -3271,7 +3277,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
-            /** @description TOO_MANY_JOBS (active jobs of the type at the limit), QUOTA_EXCEEDED (daily quota used up) or TOO_MANY_KEY_WRITES (10 key stores within the hour), with Retry-After; API Gateway's stage throttling answers `{"message":"Too Many Requests"}` */
+            /** @description TOO_MANY_JOBS (active jobs of the type at the limit), QUOTA_EXCEEDED (daily quota used up), SPEND_LIMIT_REACHED (a spending cap that applies to the job is reached; Retry-After: its UTC period's end) or TOO_MANY_KEY_WRITES (10 key stores within the hour), with Retry-After; API Gateway's stage throttling answers `{"message":"Too Many Requests"}` */
             429: {
                 headers: {
                     /** @description Seconds to wait before trying again (responses from the handler) */
@@ -3392,7 +3398,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
-            /** @description TOO_MANY_JOBS (active jobs of the type at the limit), QUOTA_EXCEEDED (daily quota used up) or TOO_MANY_KEY_WRITES (10 key stores within the hour), with Retry-After; API Gateway's stage throttling answers `{"message":"Too Many Requests"}` */
+            /** @description TOO_MANY_JOBS (active jobs of the type at the limit), QUOTA_EXCEEDED (daily quota used up), SPEND_LIMIT_REACHED (a spending cap that applies to the job is reached; Retry-After: its UTC period's end) or TOO_MANY_KEY_WRITES (10 key stores within the hour), with Retry-After; API Gateway's stage throttling answers `{"message":"Too Many Requests"}` */
             429: {
                 headers: {
                     /** @description Seconds to wait before trying again (responses from the handler) */
