@@ -76,7 +76,7 @@ export function createAppFunctions(scope: Construct, r: AppResources): AppFuncti
   const admin = adminEnvironment(r.config);
   const budgets = r.config.budgets;
   const apiUser = create('ApiUser', { ...api, environment: { ...queueEnv, ...admin, ...budgets, ...dbPool(DB_POOL.api), CREDENTIALS_KMS_KEY_ID: r.credentialsKey.keyArn } });
-  const routing = r.config.mockAiBaseUrl ? { MOCK_AI_BASE_URL: r.config.mockAiBaseUrl } : {};
+  const routing: Record<string, string> = r.config.mockAiBaseUrl ? { MOCK_AI_BASE_URL: r.config.mockAiBaseUrl } : {};
   const apiAdmin = create('ApiAdmin', { ...api, environment: { ...queueEnv, ...dlqEnv, ...admin, ...budgets, ...routing, ...dbPool(DB_POOL.api) } });
   const apiStream = create('ApiStream', {
     timeout: Duration.seconds(STREAM_FUNCTION_TIMEOUT_SECONDS), memoryMb: 512,
