@@ -6,7 +6,9 @@
  * - any function reports errors, or is throttled;
  * - database and consumers (./database-alarms.ts): Aurora ACU use, proxy connections and pinned sessions,
  *   the share of jobs that fail, consumer durations close to their timeout;
- * - realtime push (./realtime-alarms.ts): the Event API's publish errors, and pushes the publisher lost.
+ * - realtime push (./realtime-alarms.ts): the Event API's publish errors, and pushes the publisher lost;
+ * - provider capacity and spend (./budget-alarms.ts): platform spend above 80% of its daily cap, a model in
+ *   cooldown for more than 10 minutes, reservations that failed to settle.
  *
  * The topic refuses non-TLS publishing (`enforceSSL`, a Deny) and allows CloudWatch alarms of this account
  * to publish: a topic policy with only the Deny would drop every alarm notification.
@@ -23,6 +25,7 @@ import { JOB_QUEUE_NAMES, type QueueName } from '../lib/queue/queue-definitions.
 import type { JobQueues } from './job-queues.ts';
 import { consumerAlarms, databaseAlarms, type ConsumerAlarmTarget, type DatabaseAlarmTargets } from './database-alarms.ts';
 import { realtimeAlarms } from './realtime-alarms.ts';
+import { budgetAlarms } from './budget-alarms.ts';
 
 /** Oldest-message age that means a queue is not being drained. */
 export const OLDEST_MESSAGE_AGE_THRESHOLD_SECONDS: Readonly<Record<QueueName, number>> = { interactive: 300, background: 1800 };
@@ -69,6 +72,7 @@ export class JobAlarms extends Construct {
     if (props.database) databaseAlarms(add, props.database);
     consumerAlarms(add, props.consumers);
     if (props.realtimeApiId) realtimeAlarms(add, props.realtimeApiId);
+    budgetAlarms(add);
   }
 
   private queueAlarms(queues: JobQueues, queue: QueueName): void {

@@ -11,10 +11,11 @@
  * - Dispatcher: sqs:SendMessage on the 2 job queues; events:PutEvents on the bus.
  * - Reaper: sqs:ReceiveMessage and sqs:ChangeMessageVisibility on the 2 DLQs.
  * - Maintenance: nothing beyond the database (rollups and retention).
+ * - Migrate: nothing beyond the database.
  *
  * Provider limits and spending-cap defaults (infra/budget-config.ts) go to the consumers (reservations), ApiUser
- * (admission at create) and ApiAdmin (reads and validation of admin changes).
- * - Migrate: nothing beyond the database.
+ * (admission at create), ApiAdmin (reads and validation of admin changes) and the Reaper (the platform's spend
+ * against its cap, for its alarm); ApiAdmin also gets what decides the routed models (MOCK_AI_BASE_URL where set).
  *
  * On AWS every function reads the database secret (GetSecretValue) and reaches the database through the proxy;
  * on LocalStack it gets DATABASE_URL directly (see infra/config.ts `target`).
@@ -75,13 +76,14 @@ export function createAppFunctions(scope: Construct, r: AppResources): AppFuncti
   const admin = adminEnvironment(r.config);
   const budgets = r.config.budgets;
   const apiUser = create('ApiUser', { ...api, environment: { ...queueEnv, ...admin, ...budgets, ...dbPool(DB_POOL.api), CREDENTIALS_KMS_KEY_ID: r.credentialsKey.keyArn } });
-  const apiAdmin = create('ApiAdmin', { ...api, environment: { ...queueEnv, ...dlqEnv, ...admin, ...budgets, ...dbPool(DB_POOL.api) } });
+  const routing: Record<string, string> = r.config.mockAiBaseUrl ? { MOCK_AI_BASE_URL: r.config.mockAiBaseUrl } : {};
+  const apiAdmin = create('ApiAdmin', { ...api, environment: { ...queueEnv, ...dlqEnv, ...admin, ...budgets, ...routing, ...dbPool(DB_POOL.api) } });
   const apiStream = create('ApiStream', {
     timeout: Duration.seconds(STREAM_FUNCTION_TIMEOUT_SECONDS), memoryMb: 512,
     environment: { ...admin, ...dbPool(DB_POOL.api), [READ_RESERVE_ENV]: String(streamReadReserveMs()) },
   });
   const dispatcher = create('Dispatcher', { timeout: Duration.seconds(55), environment: { ...queueEnv, ...dbPool(DB_POOL.dispatcher) } });
-  const reaper = create('Reaper', { timeout: Duration.seconds(60), environment: { ...dlqEnv, ...dbPool(DB_POOL.reaper) } });
+  const reaper = create('Reaper', { timeout: Duration.seconds(60), environment: { ...dlqEnv, ...budgets, ...dbPool(DB_POOL.reaper) } });
   const maintenance = create('Maintenance', { timeout: Duration.minutes(2), environment: { ...retentionEnvironment(r), ...dbPool(DB_POOL.maintenance) } });
   const migrate = create('Migrate', {
     timeout: Duration.minutes(10),

@@ -11,12 +11,14 @@ import { OverviewPage } from './pages/overview.tsx';
 import { SignInPage } from './pages/sign-in.tsx';
 import { TroublePage } from './pages/trouble.tsx';
 import { UsagePage } from './pages/usage.tsx';
+import { BudgetsPage } from './pages/budgets.tsx';
 
 const NAV = [
   { href: '/console/', label: 'Overview' },
   { href: '/console/jobs', label: 'Jobs' },
   { href: '/console/trouble', label: 'Trouble' },
   { href: '/console/usage', label: 'Usage' },
+  { href: '/console/budgets', label: 'Budgets' },
 ];
 
 function focusHeading(): void {
@@ -61,6 +63,7 @@ export function App() {
           <Route path="/console/jobs/:jobId" component={JobDetailPage} />
           <Route path="/console/trouble" component={TroublePage} />
           <Route path="/console/usage" component={UsagePage} />
+          <Route path="/console/budgets" component={BudgetsPage} />
           <Route default component={NotFound} />
         </Router>
       </main>

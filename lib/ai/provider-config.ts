@@ -29,23 +29,14 @@
 import { ConfigurationError } from '../config/aws.ts';
 import { ModelRouter, type RoutingTable } from './model-router.ts';
 import { DEFAULT_PROVIDER_TIMEOUT_MS, OpenAiCompatibleProvider } from './openai-compatible-provider.ts';
-import type { AiProvider, ModelRoute } from './types.ts';
+import { DEEPSEEK_PROVIDER, MOCK_PROVIDER, OPENAI_COMPAT_PROVIDER, routingFromEnv } from './routing-table.ts';
+import type { AiProvider } from './types.ts';
+
+export { DEEPSEEK_PROVIDER, MOCK_PROVIDER, MODEL_TIERS, OPENAI_COMPAT_PROVIDER, type ModelTier } from './routing-table.ts';
 
 type Env = Readonly<Record<string, string | undefined>>;
 
-/** The model tiers a job definition may name. */
-export const MODEL_TIERS = ['fast', 'standard', 'reasoning'] as const;
-export type ModelTier = (typeof MODEL_TIERS)[number];
-
-/** Provider names, as routes and lib/credentials (platform key secret, user keys) spell them. */
-export const DEEPSEEK_PROVIDER = 'deepseek';
-export const OPENAI_COMPAT_PROVIDER = 'openai-compat';
-export const MOCK_PROVIDER = 'mock';
 export const DEFAULT_DEEPSEEK_BASE_URL = 'https://api.deepseek.com';
-
-/** Models of the providers with fixed model names, per tier. */
-const DEEPSEEK_MODELS: Record<ModelTier, string> = { fast: 'deepseek-chat', standard: 'deepseek-chat', reasoning: 'deepseek-reasoner' };
-const MOCK_MODELS: Record<ModelTier, string> = { fast: 'mock-chat', standard: 'mock-chat', reasoning: 'mock-reasoner' };
 
 /** Everything the gateway's router is built from. */
 export interface ProviderConfig {
@@ -59,26 +50,10 @@ const setting = (env: Env, name: string): string | undefined => env[name]?.trim(
 export function providerConfigFromEnv(env: Env = process.env): ProviderConfig {
   const timeoutMs = timeoutFromEnv(env);
   const provider = (name: string, baseURL: string) => new OpenAiCompatibleProvider({ name, baseURL: urlSetting(name, baseURL), timeoutMs });
+  const { routing, compatUrl, mockUrl } = routingFromEnv(env);
   const providers: AiProvider[] = [provider(DEEPSEEK_PROVIDER, setting(env, 'DEEPSEEK_BASE_URL') ?? DEFAULT_DEEPSEEK_BASE_URL)];
-  const compatUrl = setting(env, 'OPENAI_COMPAT_BASE_URL');
-  const compatModel = setting(env, 'OPENAI_COMPAT_MODEL');
-  if (Boolean(compatUrl) !== Boolean(compatModel)) {
-    throw new ConfigurationError(compatUrl ? 'OPENAI_COMPAT_MODEL' : 'OPENAI_COMPAT_BASE_URL', 'must be set together with the other');
-  }
   if (compatUrl) providers.push(provider(OPENAI_COMPAT_PROVIDER, compatUrl));
-  const mockUrl = setting(env, 'MOCK_AI_BASE_URL');
   if (mockUrl) providers.push(provider(MOCK_PROVIDER, mockUrl));
-
-  const routing = Object.fromEntries(
-    MODEL_TIERS.map((tier): [string, ModelRoute[]] => [
-      tier,
-      [
-        { provider: DEEPSEEK_PROVIDER, model: DEEPSEEK_MODELS[tier] },
-        ...(compatModel ? [{ provider: OPENAI_COMPAT_PROVIDER, model: compatModel }] : []),
-        ...(mockUrl ? [{ provider: MOCK_PROVIDER, model: MOCK_MODELS[tier] }] : []),
-      ],
-    ]),
-  );
   return { providers, routing };
 }
 

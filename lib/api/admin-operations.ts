@@ -23,6 +23,7 @@ import { jobIdOf, type OperationContext } from './router.ts';
 import type { AdminAction, AdminRoute } from './routes.ts';
 import { collectStats, type QueueEndpoint } from './stats.ts';
 import { toAdminJobSummary, toAdminJobView } from './views.ts';
+import { ADMIN_BUDGET_OPERATIONS, type BudgetSettings } from './budget-operations.ts';
 
 export interface AdminApiDeps {
   db: PrismaDb;
@@ -36,6 +37,8 @@ export interface AdminApiDeps {
   logger: Logger;
   /** The reaper's bounds for its report (default: from the environment, as the reaper reads them). */
   reaperOptions?: ReaperOptions;
+  /** Provider limits, routed models and cap defaults for the budget routes (default: from the environment). */
+  budgets?: BudgetSettings;
 }
 
 type Ctx = OperationContext<AdminApiDeps, AdminRoute>;
@@ -135,4 +138,5 @@ export const ADMIN_OPERATIONS: Record<AdminAction, (ctx: Ctx) => Promise<ApiResu
   adminUsage,
   adminUsageByUser,
   adminReaperReport,
+  ...ADMIN_BUDGET_OPERATIONS,
 };

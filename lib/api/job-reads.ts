@@ -3,6 +3,7 @@
  * another user's job is reported exactly like a missing one (JOB_NOT_FOUND), never as forbidden.
  */
 import type { AiJob, Db } from '../db/client.ts';
+import { findJobWaits, type JobWait } from '../capacity/waits-repository.ts';
 import { JobNotFoundError } from '../jobs/lifecycle-errors.ts';
 import { pageOfJobIds, type JobListFilter } from './job-list-query.ts';
 import { toPage, type Page, type PagePosition } from './pagination.ts';
@@ -83,12 +84,13 @@ async function listJobs(
 
 /**
  * Everything the admin detail shows beside the job: artifacts, transitions (oldest first), usage rows, the
- * snapshot and, for a succeeded job, its business rows (read as its type's result route reads them). Each is
- * one indexed read by job id.
+ * snapshot, for a succeeded job its business rows (read as its type's result route reads them) and, for a job
+ * parked between deliveries, why it waits (lib/capacity/waits-repository.ts). Each is one indexed read by job id.
  */
 export async function adminJobRelations(db: Db, job: AiJob): Promise<AdminJobRelations> {
   const reader = job.lifecycleStatus === 'succeeded' ? JOB_RESULT_READERS.get(job.jobType) : undefined;
-  const [artifacts, transitions, usage, snapshot, businessRows] = await Promise.all([
+  const parked = job.lifecycleStatus === 'running' && job.lockedBy === null;
+  const [artifacts, transitions, usage, snapshot, businessRows, waits] = await Promise.all([
     artifactsByJob(db, [job]),
     db.aiJobTransition.findMany({
       where: { jobId: job.id },
@@ -108,10 +110,12 @@ export async function adminJobRelations(db: Db, job: AiJob): Promise<AdminJobRel
       select: { content: true, schemaVersion: true, redactionVersion: true, createdAt: true, expiresAt: true },
     }),
     reader ? reader.read(db, job).catch(nullWhenDeleted) : Promise.resolve(null),
+    parked ? findJobWaits([job.id]) : Promise.resolve(new Map<string, JobWait>()),
   ]);
   return {
     artifacts: artifacts.get(job.id) ?? [], transitions, usage, snapshot,
     businessRows: (businessRows as Record<string, unknown> | null) ?? null,
+    wait: waits.get(job.id) ?? null,
   };
 }
 

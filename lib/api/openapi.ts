@@ -8,6 +8,7 @@ import { jobRegistry, type JobDefinitionRegistry } from '../jobs/registry.ts';
 import { JOB_RESULT_READERS } from './job-results.ts';
 import { QUERY_SCHEMAS, idempotencyKeySchema, jobIdSchema, putCredentialBodySchema } from './request-schemas.ts';
 import { responseSchemas } from './response-schemas.ts';
+import { setModelLimitsBodySchema, setSpendCapBodySchema } from './budget-schemas.ts';
 import { ADMIN_ROUTES, STREAM_ROUTES, USER_ROUTES, type AdminAction, type ApiRoute, type StreamAction, type UserAction } from './routes.ts';
 
 type Json = Record<string, unknown>;
@@ -39,6 +40,13 @@ const ACTIONS: Record<Action, { tag: string; success: Record<number, string | nu
   adminReaperReport: { tag: 'admin', success: { 200: 'ReaperReport' }, errors: [403] },
   streamJob: { tag: 'jobs', success: { 200: 'StreamPage' }, errors: [] },
   adminStreamJob: { tag: 'admin', success: { 200: 'StreamPage' }, errors: [403] },
+  getSpend: { tag: 'budgets', success: { 200: 'UserSpendResponse' }, errors: [] },
+  adminBudgets: { tag: 'admin', success: { 200: 'BudgetsResponse' }, errors: [403] },
+  adminSetModelLimits: { tag: 'admin', success: { 200: 'ModelCapacity' }, errors: [403] },
+  adminResetModelLimits: { tag: 'admin', success: { 200: 'ModelCapacity' }, errors: [403] },
+  adminEndCooldown: { tag: 'admin', success: { 200: 'ModelCapacity' }, errors: [403] },
+  adminSetSpendCap: { tag: 'admin', success: { 200: 'SpendUse' }, errors: [403] },
+  adminResetSpendCap: { tag: 'admin', success: { 200: 'SpendCapReset' }, errors: [403] },
 };
 
 /** How a client reads a job's stream log (both stream routes). */
@@ -113,7 +121,7 @@ export function buildOpenApiDocument(registry: JobDefinitionRegistry = jobRegist
       ].join(' '),
     },
     security: [{ bearerAuth: [] }],
-    tags: [{ name: 'jobs' }, { name: 'results' }, { name: 'credentials' }, { name: 'admin' }],
+    tags: [{ name: 'jobs' }, { name: 'results' }, { name: 'credentials' }, { name: 'budgets' }, { name: 'admin' }],
     paths,
     components: {
       securitySchemes: { bearerAuth: { type: 'http', scheme: 'bearer', bearerFormat: 'JWT' } },
@@ -199,6 +207,8 @@ function inputSchemaId(jobType: string): string {
 function requestBodyId(route: ApiRoute<Action>): string | undefined {
   if (route.action === 'createJob' && route.jobType) return inputSchemaId(route.jobType);
   if (route.action === 'putCredential') return 'PutCredentialRequest';
+  if (route.action === 'adminSetModelLimits') return 'SetModelLimitsRequest';
+  if (route.action === 'adminSetSpendCap') return 'SetSpendCapRequest';
   return undefined;
 }
 
@@ -213,6 +223,8 @@ function resultSchemaId(route: ApiRoute): string {
 function requestComponents(registry: JobDefinitionRegistry): Record<string, Json> {
   const requests = z.registry<{ id: string }>();
   requests.add(putCredentialBodySchema, { id: 'PutCredentialRequest' });
+  requests.add(setModelLimitsBodySchema, { id: 'SetModelLimitsRequest' });
+  requests.add(setSpendCapBodySchema, { id: 'SetSpendCapRequest' });
   for (const route of USER_ROUTES) {
     if (route.action === 'createJob') requests.add(registry.get(route.jobType).inputSchema, { id: inputSchemaId(route.jobType) });
   }

@@ -11,6 +11,7 @@ import { DEFAULT_REPORT_USERS, MAX_REPORT_USERS } from '../rollups/usage-report.
 import { decodeCursor } from './pagination.ts';
 import { MAX_STREAM_WAIT_SECONDS } from '../stream/long-poll.ts';
 import type { AdminAction, StreamAction, UserAction } from './routes.ts';
+import { budgetsQuerySchema, modelQuerySchema, spendCapQuerySchema } from './budget-schemas.ts';
 
 /** Largest request body accepted, in bytes (after base64 decoding). */
 export const MAX_BODY_BYTES = 64 * 1024;
@@ -140,4 +141,8 @@ export const QUERY_SCHEMAS: Partial<Record<UserAction | AdminAction | StreamActi
   adminListJobs: adminJobListQuerySchema,
   adminUsage: usageQuerySchema,
   adminUsageByUser: userUsageQuerySchema,
+  adminBudgets: budgetsQuerySchema,
+  adminResetModelLimits: modelQuerySchema,
+  adminEndCooldown: modelQuerySchema,
+  adminResetSpendCap: spendCapQuerySchema,
 };

@@ -132,6 +132,16 @@ export const adminJobDetailSchema = z
       .record(z.string(), z.unknown())
       .nullable()
       .describe('A succeeded job\'s business rows, as its type\'s result route returns them (e.g. QuizGenerationResult); null otherwise'),
+    waitingFor: z
+      .strictObject({
+        reason: z.enum(['provider_capacity', 'spend_cap']),
+        until: timestamp.describe('When the job is due to try again (its message comes back then)'),
+        since: timestamp.describe('When this wait began'),
+        provider: z.string().nullable().describe('The model it waits for (provider capacity); null for a spending cap'),
+        model: z.string().nullable(),
+      })
+      .nullable()
+      .describe('A job parked between deliveries, no attempt spent (docs/budgets.md): why it waits and until when; null otherwise. Its owner sees the same on the stream (`waitingFor` of a status entry)'),
   })
   .register(responseSchemas, { id: 'AdminJobDetail' });
 

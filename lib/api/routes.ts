@@ -19,10 +19,12 @@ export type UserAction =
   | 'getJobResult'
   | 'getCredential'
   | 'putCredential'
-  | 'deleteCredential';
+  | 'deleteCredential'
+  | 'getSpend';
 
 /** What the admin Lambda does for a route. */
-export type AdminAction = 'adminListJobs' | 'adminGetJob' | 'adminRetryJob' | 'adminCancelJob' | 'adminStats' | 'adminUsage' | 'adminUsageByUser' | 'adminReaperReport';
+export type AdminAction = 'adminListJobs' | 'adminGetJob' | 'adminRetryJob' | 'adminCancelJob' | 'adminStats' | 'adminUsage' | 'adminUsageByUser' | 'adminReaperReport'
+  | 'adminBudgets' | 'adminSetModelLimits' | 'adminResetModelLimits' | 'adminEndCooldown' | 'adminSetSpendCap' | 'adminResetSpendCap';
 
 /** What the stream Lambda does for a route. */
 export type StreamAction = 'streamJob' | 'adminStreamJob';
@@ -58,6 +60,7 @@ export const USER_ROUTES = [
   { method: 'GET', path: '/api/ai/credentials/deepseek', operationId: 'getDeepseekCredential', action: 'getCredential', provider: 'deepseek', summary: "The caller's active DeepSeek key (fingerprint only)" },
   { method: 'PUT', path: '/api/ai/credentials/deepseek', operationId: 'putDeepseekCredential', action: 'putCredential', provider: 'deepseek', summary: 'Store the caller\'s DeepSeek key (encrypted), replacing the previous one' },
   { method: 'DELETE', path: '/api/ai/credentials/deepseek', operationId: 'deleteDeepseekCredential', action: 'deleteCredential', provider: 'deepseek', summary: "Revoke the caller's DeepSeek key" },
+  { method: 'GET', path: '/api/ai/spend', operationId: 'getSpend', action: 'getSpend', summary: "The caller's spend today and this month (UTC) against the spending caps that apply, and when each resets" },
 ] as const satisfies readonly ApiRoute<UserAction>[];
 
 /** Routes of `functions/api-admin.ts`; every one requires a JWT whose roles or groups include `SUPER_ADMIN`. */
@@ -70,6 +73,12 @@ export const ADMIN_ROUTES = [
   { method: 'GET', path: '/admin-api/ai/usage', operationId: 'adminUsage', action: 'adminUsage', summary: 'Tokens and cost per UTC day × job type × model × credential mode (filters: days, jobType, model, userId)' },
   { method: 'GET', path: '/admin-api/ai/usage/users', operationId: 'adminUsageByUser', action: 'adminUsageByUser', summary: 'Tokens and cost per user × UTC day × job type × model × credential mode' },
   { method: 'GET', path: '/admin-api/ai/reaper/report', operationId: 'adminReaperReport', action: 'adminReaperReport', summary: "Open jobs the reaper's next run would act on (expired leases, overdue retries, queued jobs nobody picked up), read-only" },
+  { method: 'GET', path: '/admin-api/ai/budgets', operationId: 'adminBudgets', action: 'adminBudgets', summary: "Provider limits and spending caps with their use now: each model's minute window, calls in flight and cooldown; the platform's and each job type's spend today; the caps' defaults and overrides; a user's day and month (`userId`)" },
+  { method: 'PUT', path: '/admin-api/ai/budgets/limits', operationId: 'adminSetModelLimits', action: 'adminSetModelLimits', summary: "Set a model's requests per minute, tokens per minute or calls in flight; they stand until reset" },
+  { method: 'DELETE', path: '/admin-api/ai/budgets/limits', operationId: 'adminResetModelLimits', action: 'adminResetModelLimits', summary: "Give a model's limits back to the stage's configuration" },
+  { method: 'DELETE', path: '/admin-api/ai/budgets/cooldowns', operationId: 'adminEndCooldown', action: 'adminEndCooldown', summary: "End a model's cooldown now, at its full rate (the provider is known to be fine again)" },
+  { method: 'PUT', path: '/admin-api/ai/budgets/caps', operationId: 'adminSetSpendCap', action: 'adminSetSpendCap', summary: "Set a spending cap: a user's or a job type's own, or a scope's default (`*`); lowered below the spend counted, it stops new admissions at once and never cancels running jobs" },
+  { method: 'DELETE', path: '/admin-api/ai/budgets/caps', operationId: 'adminResetSpendCap', action: 'adminResetSpendCap', summary: "Remove an admin's cap: a user or job type falls back to the scope's default, a default to the stage's configuration" },
 ] as const satisfies readonly ApiRoute<AdminAction>[];
 
 /**

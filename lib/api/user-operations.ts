@@ -27,6 +27,7 @@ import { idempotencyKeySchema, putCredentialBodySchema, type UserJobListQuery } 
 import { jobIdOf, routeField, RouteWiringError, type OperationContext } from './router.ts';
 import type { UserAction, UserRoute } from './routes.ts';
 import { toPublicJobView } from './views.ts';
+import { userSpend } from './budget-operations.ts';
 
 export interface UserApiDeps {
   db: PrismaDb;
@@ -160,6 +161,9 @@ async function assertKeyWritesWithinLimit(db: PrismaDb, userId: string, now: Dat
   throw new TooManyKeyWritesError(MAX_KEY_WRITES_PER_HOUR, Math.max(1, Math.ceil((freeAt - now.getTime()) / 1000)));
 }
 
+/** `GET /api/ai/spend`: the caller's spend against their caps (lib/api/budget-operations.ts). */
+const getSpend = ({ caller, deps }: Ctx): Promise<ApiResult> => userSpend(caller, deps.spendCaps ?? spendCapDefaultsFromEnv());
+
 /** One operation per user action. */
 export const USER_OPERATIONS: Record<UserAction, (ctx: Ctx) => Promise<ApiResult>> = {
   createJob: createUserJob,
@@ -170,6 +174,7 @@ export const USER_OPERATIONS: Record<UserAction, (ctx: Ctx) => Promise<ApiResult
   getCredential,
   putCredential,
   deleteCredential,
+  getSpend,
 };
 
 /** `CREDENTIALS_KMS_KEY_ID`, read when a credential is stored (so other routes work without it). */

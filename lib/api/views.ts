@@ -4,6 +4,7 @@
  * snapshot, output or output hash, credential, lease, or internal error. Admin views add internal fields.
  */
 import type { AiJob, AiJobArtifact, AiJobSnapshot, AiJobTransition, AiUsageLog } from '../db/client.ts';
+import type { JobWait } from '../capacity/waits-repository.ts';
 import { redactSnapshot } from '../jobs/redaction.ts';
 import type { AdminJobDetail, AdminJobSummary, JobStatusResponse } from './response-schemas.ts';
 
@@ -60,13 +61,15 @@ export interface AdminJobRelations {
   snapshot: SnapshotRow | null;
   /** A succeeded job's business rows (its type's result reader), else null. */
   businessRows: Record<string, unknown> | null;
+  /** Why a job parked between deliveries waits (provider capacity, a spending cap); null or absent otherwise. */
+  wait?: JobWait | null;
 }
 
 /**
  * The admin detail: the summary plus internal error, model, transition history, usage per attempt (latency,
- * errors), the input snapshot and the business rows. The snapshot was redacted when stored; it is redacted
- * again here with today's rules (lib/jobs/redaction.ts), so a snapshot stored under older rules shows nothing
- * those rules missed.
+ * errors), the input snapshot, the business rows and why a parked job waits (`waitingFor`). The snapshot was
+ * redacted when stored; it is redacted again here with today's rules (lib/jobs/redaction.ts), so a snapshot
+ * stored under older rules shows nothing those rules missed.
  */
 export function toAdminJobView(job: AiJob, related: AdminJobRelations): AdminJobDetail {
   return {
@@ -96,6 +99,10 @@ export function toAdminJobView(job: AiJob, related: AdminJobRelations): AdminJob
       expiresAt: related.snapshot.expiresAt?.toISOString() ?? null,
     },
     businessRows: related.businessRows,
+    waitingFor: related.wait ? {
+      reason: related.wait.waitingFor, until: related.wait.until.toISOString(), since: related.wait.since.toISOString(),
+      provider: related.wait.route?.provider ?? null, model: related.wait.route?.model ?? null,
+    } : null,
   };
 }
 

@@ -4,12 +4,15 @@
  */
 import { parseArgs } from 'node:util';
 import { ApiClient, ApiRequestError } from './api-client.ts';
-import { COMMANDS, UsageError } from './commands.ts';
+import { COMMANDS as JOB_COMMANDS, UsageError } from './commands.ts';
+import { BUDGET_COMMANDS } from './budget-commands.ts';
+
+const COMMANDS = { ...JOB_COMMANDS, ...BUDGET_COMMANDS };
 
 /** Flags that take a value (parseArgs must know, or `--count 3` becomes a boolean and a positional). */
 const STRING_FLAGS = [
   'text', 'file', 'input-file', 'concept', 'count', 'difficulty', 'max-cards', 'idempotency-key', 'status', 'type', 'limit', 'cursor',
-  'from', 'to', 'model', 'user', 'top',
+  'from', 'to', 'model', 'user', 'top', 'rpm', 'tpm', 'max-in-flight',
 ];
 
 function usage(): string {
@@ -31,7 +34,7 @@ function parse(argv: string[]) {
   return parseArgs({
     args: argv, allowPositionals: true, strict: true,
     options: {
-      'api-url': { type: 'string' }, token: { type: 'string' }, watch: { type: 'boolean' }, help: { type: 'boolean' }, 'by-user': { type: 'boolean' },
+      'api-url': { type: 'string' }, token: { type: 'string' }, watch: { type: 'boolean' }, help: { type: 'boolean' }, 'by-user': { type: 'boolean' }, json: { type: 'boolean' },
       ...Object.fromEntries(STRING_FLAGS.map((name) => [name, { type: 'string' as const }])),
     },
   });

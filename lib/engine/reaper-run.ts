@@ -1,6 +1,8 @@
 /**
  * One scheduled reaper run (every minute, beside the dispatcher): expired leases, overdue retries, queued jobs
- * nobody picked up, dead-lettered messages, and the capacity sweep (expired reservations given back). Counts go to the log and to CloudWatch metrics (EMF).
+ * nobody picked up, dead-lettered messages, and the capacity sweep (expired reservations given back). Counts go
+ * to the log and to CloudWatch metrics (EMF), with the readings the budget alarms watch
+ * (lib/capacity/budget-metrics.ts: the platform's spend against its daily cap, models in cooldown).
  * Bounds come from the environment ({@link REAPER_ENV}), defaults in DEFAULT_REAPER_OPTIONS.
  */
 import { Logger } from '@aws-lambda-powertools/logger';
@@ -13,6 +15,8 @@ import { reapDeadLetters, type DeadLetterCounts } from './dead-letters.ts';
 import { DEFAULT_REAPER_OPTIONS, reapExpiredLeases, reapOverdueRetries, type ReapCounts, type ReaperOptions } from './reaper.ts';
 import { reapUnpickedQueuedJobs } from './reaper-queued.ts';
 import { sweepCapacity, type CapacitySweepCounts } from '../capacity/sweep.ts';
+import { addBudgetMetrics, BUDGET_METRICS, readBudgetReadings, REAPER_METRICS } from '../capacity/budget-metrics.ts';
+import { spendCapDefaultsFromEnv, type SpendCapDefaults } from '../spend/caps.ts';
 
 export interface ReaperDeps {
   db: PrismaDb;
@@ -22,6 +26,8 @@ export interface ReaperDeps {
   logger: Logger;
   metrics: Metrics;
   options: ReaperOptions;
+  /** The stage's default spending caps (the platform's, for its alarm); default: from the environment. */
+  caps?: SpendCapDefaults;
 }
 
 export interface ReaperRunSummary {
@@ -73,9 +79,10 @@ export function reaperDepsFromEnv(env: Readonly<Record<string, string | undefine
   });
   return {
     db: getPrisma(), registry: jobRegistry, sqs: createSqsClient(env), deadLetterQueueUrls,
-    logger: new Logger({ serviceName: 'ai-job-reaper' }),
-    metrics: new Metrics({ namespace: 'AiJobs', serviceName: 'ai-job-reaper' }),
+    logger: new Logger({ serviceName: REAPER_METRICS.service }),
+    metrics: new Metrics({ namespace: REAPER_METRICS.namespace, serviceName: REAPER_METRICS.service }),
     options: reaperOptionsFromEnv(env),
+    caps: spendCapDefaultsFromEnv(env),
   };
 }
 
@@ -85,6 +92,7 @@ export async function runReaper(deps: ReaperDeps): Promise<ReaperRunSummary> {
   const queued = await reapUnpickedQueuedJobs(deps.db, deps.options);
   const deadLetters = await reapDeadLetters(deps.db, { sqs: deps.sqs, deadLetterQueueUrls: deps.deadLetterQueueUrls });
   const capacity = await sweepCapacity();
+  const budget = await readBudgetReadings(deps.caps ?? spendCapDefaultsFromEnv());
   const summary = { expired, stalled, queued, deadLetters, capacity };
   deps.metrics.addMetric('LeasesReleased', MetricUnit.Count, expired.released + stalled.released);
   deps.metrics.addMetric('JobsReenqueued', MetricUnit.Count, expired.reenqueued + stalled.reenqueued + queued.reenqueued);
@@ -92,7 +100,8 @@ export async function runReaper(deps: ReaperDeps): Promise<ReaperRunSummary> {
   deps.metrics.addMetric('QueuedNotPickedUpFailures', MetricUnit.Count, queued.failed);
   deps.metrics.addMetric('DeadLetteredFailures', MetricUnit.Count, deadLetters.failed);
   deps.metrics.addMetric('DeadLetterMessagesSeen', MetricUnit.Count, deadLetters.read);
-  deps.metrics.addMetric('CapacityHoldsExpired', MetricUnit.Count, capacity.holdsExpired);
+  deps.metrics.addMetric(BUDGET_METRICS.holdsExpired, MetricUnit.Count, capacity.holdsExpired);
+  addBudgetMetrics(deps.metrics, budget);
   deps.metrics.publishStoredMetrics();
   const anything = expired.failed + expired.released + stalled.reenqueued + stalled.failed + queued.reenqueued + queued.failed + deadLetters.read
     + capacity.holdsExpired > 0;

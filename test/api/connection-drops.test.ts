@@ -22,6 +22,15 @@ const BODIES: Record<string, unknown> = {
   'POST /api/ai/feynman-evaluations': { concept: 'Gravity', explanation: 'Mass attracts mass.' },
   'POST /api/ai/quiz-generations': { sourceText: 'Mitochondria make ATP.', count: 2, difficulty: 'easy' },
   'POST /api/ai/flashcard-generations': { sourceText: 'Mitochondria make ATP.', maxCards: 3 },
+  'PUT /admin-api/ai/budgets/limits': { provider: 'deepseek', model: 'deepseek-chat', rpm: 120 },
+  'PUT /admin-api/ai/budgets/caps': { scope: 'user_day', subject: 'drop-user', capUsd: '5' },
+};
+
+const QUERIES: Record<string, Record<string, string>> = {
+  'GET /admin-api/ai/budgets': { userId: 'drop-user' },
+  'DELETE /admin-api/ai/budgets/limits': { provider: 'deepseek', model: 'deepseek-chat' },
+  'DELETE /admin-api/ai/budgets/cooldowns': { provider: 'deepseek', model: 'deepseek-chat' },
+  'DELETE /admin-api/ai/budgets/caps': { scope: 'user_day', subject: 'drop-user' },
 };
 
 /** Statuses each route may answer besides 503 in this scenario (its documented non-5xx outcomes). */
@@ -30,6 +39,8 @@ const OUTCOMES: Record<UserAction | AdminAction, number[]> = {
   getCredential: [200, 404], putCredential: [200, 429], deleteCredential: [204, 404],
   adminListJobs: [200], adminGetJob: [200, 404], adminRetryJob: [200, 201, 404, 409], adminStats: [200],
   adminCancelJob: [200, 202, 404, 409], adminUsage: [200], adminUsageByUser: [200], adminReaperReport: [200],
+  getSpend: [200], adminBudgets: [200], adminSetModelLimits: [200], adminResetModelLimits: [200], adminEndCooldown: [200],
+  adminSetSpendCap: [200], adminResetSpendCap: [200],
 };
 
 type Handler = (event: ApiEvent, context: Context) => Promise<APIGatewayProxyStructuredResultV2>;
@@ -41,10 +52,13 @@ function everyRoute(jobId: string): { action: string; call: Promise<ApiResponse>
     const body = route.action === 'putCredential' ? { apiKey: fakeDeepseekKey() } : BODIES[key];
     return { action: route.action as string, call: invoke(userHandler as Handler, apiEvent(key, { claims: userClaims('drop-user'), pathParameters: route.path.includes('{jobId}') ? { jobId } : undefined, body })) };
   });
-  const admin = ADMIN_ROUTES.map((route) => ({
-    action: route.action as string,
-    call: invoke(adminHandler as Handler, apiEvent(routeKeyOf(route), { claims: adminClaims(), pathParameters: route.path.includes('{jobId}') ? { jobId } : undefined })),
-  }));
+  const admin = ADMIN_ROUTES.map((route) => {
+    const key = routeKeyOf(route);
+    return {
+      action: route.action as string,
+      call: invoke(adminHandler as Handler, apiEvent(key, { claims: adminClaims(), pathParameters: route.path.includes('{jobId}') ? { jobId } : undefined, body: BODIES[key], query: QUERIES[key] })),
+    };
+  });
   return [...user, ...admin];
 }
 

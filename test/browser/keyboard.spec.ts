@@ -35,7 +35,7 @@ test('every page\'s controls have an accessible name, and no page is a placehold
   await page.goto('/console/');
   await page.getByRole('button', { name: 'Sign in as local admin' }).click();
   const nav = page.getByRole('navigation', { name: 'Console' });
-  for (const name of ['Jobs', 'Trouble', 'Usage', 'Overview']) {
+  for (const name of ['Jobs', 'Trouble', 'Usage', 'Budgets', 'Overview']) {
     await nav.getByRole('link', { name, exact: true }).click();
     await expect(page.getByRole('heading', { level: 1, name })).toBeFocused();
     const unnamed = await page.evaluate(() => [...document.querySelectorAll<HTMLElement>('a, button, input, select, textarea')]

@@ -33,6 +33,7 @@ const DOC = JSON.parse(readFileSync(new URL('../../docs/openapi.json', import.me
 const OPS: Op[] = Object.entries(DOC.paths).flatMap(([path, methods]) =>
   Object.entries(methods).map(([method, op]) => ({ method: method.toUpperCase(), path, op, admin: path.startsWith('/admin-api/') })));
 const OP_BY_ID = new Map(OPS.map((o) => [o.op.operationId, o]));
+const CREATE_OPS = new Set<string>(USER_ROUTES.filter((r) => r.action === 'createJob').map((r) => r.operationId));
 const SEED = Number(process.env.PROPERTY_SEED ?? 20261201);
 const RUNS = Number(process.env.PROPERTY_RUNS ?? 500);
 const BATCH = 12;
@@ -185,7 +186,8 @@ async function check(req: Req): Promise<string | undefined> {
     }
     const validate = validatorFor(schema);
     if (!validate(body)) return `body does not match its schema (${ajv.errorsText(validate.errors)}): ${where}`;
-    if (res.status === 202 && caller.sub) owners.set((body as { jobId: string }).jobId, caller.sub);
+    // A create's 202 makes the caller the owner (an admin's 202 to a cancel is someone else's job).
+    if (res.status === 202 && caller.sub && CREATE_OPS.has(req.op)) owners.set((body as { jobId: string }).jobId, caller.sub);
   } else if (raw !== '') return `body on a documented empty response: ${where}`;
   const leak = LEAKS.find((re) => re.test(raw));
   if (leak) return `leak ${leak}: ${where}`;

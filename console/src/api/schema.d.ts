@@ -182,6 +182,23 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/ai/spend": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** The caller's spend today and this month (UTC) against the spending caps that apply, and when each resets */
+        get: operations["getSpend"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/admin-api/ai/jobs": {
         parameters: {
             query?: never;
@@ -321,6 +338,76 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/admin-api/ai/budgets": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** Provider limits and spending caps with their use now: each model's minute window, calls in flight and cooldown; the platform's and each job type's spend today; the caps' defaults and overrides; a user's day and month (`userId`) */
+        get: operations["adminBudgets"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/admin-api/ai/budgets/limits": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        /** Set a model's requests per minute, tokens per minute or calls in flight; they stand until reset */
+        put: operations["adminSetModelLimits"];
+        post?: never;
+        /** Give a model's limits back to the stage's configuration */
+        delete: operations["adminResetModelLimits"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/admin-api/ai/budgets/cooldowns": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        post?: never;
+        /** End a model's cooldown now, at its full rate (the provider is known to be fine again) */
+        delete: operations["adminEndCooldown"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/admin-api/ai/budgets/caps": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        /** Set a spending cap: a user's or a job type's own, or a scope's default (`*`); lowered below the spend counted, it stops new admissions at once and never cancels running jobs */
+        put: operations["adminSetSpendCap"];
+        post?: never;
+        /** Remove an admin's cap: a user or job type falls back to the scope's default, a default to the stage's configuration */
+        delete: operations["adminResetSpendCap"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/ai/jobs/{jobId}/stream": {
         parameters: {
             query?: never;
@@ -450,6 +537,24 @@ export interface components {
             businessRows: {
                 [key: string]: unknown;
             } | null;
+            /** @description A job parked between deliveries, no attempt spent (docs/budgets.md): why it waits and until when; null otherwise. Its owner sees the same on the stream (`waitingFor` of a status entry) */
+            waitingFor: {
+                /** @enum {string} */
+                reason: "provider_capacity" | "spend_cap";
+                /**
+                 * Format: date-time
+                 * @description When the job is due to try again (its message comes back then)
+                 */
+                until: string;
+                /**
+                 * Format: date-time
+                 * @description When this wait began
+                 */
+                since: string;
+                /** @description The model it waits for (provider capacity); null for a spending cap */
+                provider: string | null;
+                model: string | null;
+            } | null;
         };
         AdminJobListResponse: {
             items: components["schemas"]["AdminJobSummary"][];
@@ -484,6 +589,49 @@ export interface components {
             attemptCount: number;
             maxAttempts: number;
             parentJobId: string | null;
+        };
+        BudgetsResponse: {
+            /** Format: date-time */
+            generatedAt: string;
+            /** @description Every model a route calls */
+            models: components["schemas"]["ModelCapacity"][];
+            /** @description The platform's day, then each registered job type's day */
+            spend: components["schemas"]["SpendUse"][];
+            caps: {
+                defaults: {
+                    /**
+                     * @description `user_day`, `user_month` (subject: a user id), `job_type_day` (a job type), `platform_day` (`*` only)
+                     * @enum {string}
+                     */
+                    scope: "job_type_day" | "platform_day" | "user_day" | "user_month";
+                    capUsd: string | null;
+                    /** @description `default`: an admin's; `config`: the stage's (SPEND_CAP_*_USD); null: no default */
+                    source: ("default" | "config") | null;
+                    /** @description The stage's configured default, whatever an admin set over it */
+                    configuredUsd: string | null;
+                }[];
+                /** @description Caps for one user or job type, by scope and subject (at most 200) */
+                overrides: {
+                    /**
+                     * @description `user_day`, `user_month` (subject: a user id), `job_type_day` (a job type), `platform_day` (`*` only)
+                     * @enum {string}
+                     */
+                    scope: "job_type_day" | "platform_day" | "user_day" | "user_month";
+                    subject: string;
+                    /** @description Decimal USD, 8 places */
+                    capUsd: string;
+                    updatedBy: string | null;
+                    /** Format: date-time */
+                    updatedAt: string;
+                }[];
+                /** @description More overrides exist than are listed */
+                truncated: boolean;
+            };
+            /** @description With `userId`: that user's day and month */
+            user?: {
+                userId: string;
+                spend: components["schemas"]["SpendUse"][];
+            };
         };
         CredentialResponse: {
             provider: string;
@@ -574,6 +722,41 @@ export interface components {
                 }[];
             };
         };
+        ModelCapacity: {
+            provider: string;
+            model: string;
+            rpm: number;
+            tpm: number;
+            maxInFlight: number;
+            /** @description `max_tokens` sent with every call (configuration only) */
+            maxOutputTokens: number;
+            /**
+             * @description `admin`: set at run time, stands until reset; `config`: follows the stage's configuration
+             * @enum {string}
+             */
+            source: "config" | "admin";
+            updatedBy: string | null;
+            updatedAt: string | null;
+            /** @description Calls between reservation and settlement now, over every consumer */
+            inFlight: number;
+            /** @description When the model's cooldown after a 429 ends; null when it is not cooling down */
+            cooldownUntil: string | null;
+            /** @description Share of the limits admitted now, per mille (below 1000 during and after a cooldown, recovering 100 a minute) */
+            admittedPerMille: number;
+            window: {
+                /**
+                 * Format: date-time
+                 * @description The current minute window (the database's UTC minute)
+                 */
+                start: string;
+                requests: number;
+                tokens: number;
+                /** @description Requests admitted in this window (the limit × the admitted share) */
+                rpm: number;
+                /** @description Tokens admitted in this window */
+                tpm: number;
+            };
+        };
         PutCredentialRequest: {
             /** @description The provider API key; stored encrypted, never returned */
             apiKey: string;
@@ -624,6 +807,62 @@ export interface components {
                 since: string;
                 job: components["schemas"]["AdminJobSummary"];
             }[];
+        };
+        SetModelLimitsRequest: {
+            /** @description A provider the routing table names, e.g. `deepseek` */
+            provider: string;
+            /** @description A model a route calls, e.g. `deepseek-chat` */
+            model: string;
+            /** @description Requests per minute window, 1-1000000 */
+            rpm?: number;
+            /** @description Tokens per minute window, 1-1000000000 */
+            tpm?: number;
+            /** @description Calls in flight at once, over every consumer, 1-100000 */
+            maxInFlight?: number;
+        };
+        SetSpendCapRequest: {
+            /**
+             * @description `user_day`, `user_month` (subject: a user id), `job_type_day` (a job type), `platform_day` (`*` only)
+             * @enum {string}
+             */
+            scope: "job_type_day" | "platform_day" | "user_day" | "user_month";
+            /** @description A user id, a job type, or `*` for the scope's default */
+            subject: string;
+            /** @description The cap in US dollars, more than 0 and at most 100000, at most 8 decimals (a decimal string keeps it exact) */
+            capUsd: string | number;
+        };
+        SpendCapReset: {
+            /** @description False when no such cap was set */
+            removed: boolean;
+            /** @description The cap that applies now */
+            use: components["schemas"]["SpendUse"];
+        };
+        SpendUse: {
+            /**
+             * @description `user_day`, `user_month` (subject: a user id), `job_type_day` (a job type), `platform_day` (`*` only)
+             * @enum {string}
+             */
+            scope: "job_type_day" | "platform_day" | "user_day" | "user_month";
+            subject: string;
+            /** @description First UTC day of the period, YYYY-MM-DD */
+            periodStart: string;
+            /**
+             * Format: date-time
+             * @description When the period ends and the spend counts from zero again (UTC midnight, or the first of the next month)
+             */
+            resetsAt: string;
+            /** @description The cap that applies; null when none does */
+            capUsd: string | null;
+            /** @description `subject`: an admin's cap for this user or job type; `default`: an admin's default for the scope; `config`: the stage's default */
+            capSource: ("subject" | "default" | "config") | null;
+            /** @description Cost of the calls settled in the period */
+            settledUsd: string;
+            /** @description Maximum cost of the calls running now */
+            reservedUsd: string;
+            /** @description settled + reserved: what counts against the cap */
+            usedUsd: string;
+            /** @description usedUsd ≥ capUsd: new jobs the cap applies to are refused (429 SPEND_LIMIT_REACHED) until resetsAt */
+            reached: boolean;
         };
         StatsResponse: {
             /** Format: date-time */
@@ -810,6 +1049,10 @@ export interface components {
             rollupCoveredUntil: string | null;
             /** @description `/usage/users` only: users with calls in the range and filters; `rows` lists the `limit` of them with the highest cost, `total` covers them all */
             userCount?: number;
+        };
+        UserSpendResponse: {
+            /** @description `user_day` and `user_month`. They apply to jobs on the platform's key; to jobs on your own key only where an admin set a cap for you (capSource `subject`) */
+            spend: components["schemas"]["SpendUse"][];
         };
     };
     responses: never;
@@ -2206,6 +2449,111 @@ export interface operations {
             };
         };
     };
+    getSpend: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["UserSpendResponse"];
+                };
+            };
+            /** @description VALIDATION_FAILED: malformed body, query, path parameter or header, or text that is not well-formed Unicode (field paths in `details`) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description API Gateway's JWT authorizer: `{"message":"Unauthorized"}` (missing, invalid or expired token); or UNAUTHORIZED from the handler (a token whose `sub` cannot be a user id) */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"] | components["schemas"]["GatewayErrorResponse"];
+                };
+            };
+            /** @description JOB_NOT_FOUND / CREDENTIAL_NOT_FOUND (another user's job is reported as not found); API Gateway answers `{"message":"Not Found"}` for a path no route matches */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"] | components["schemas"]["GatewayErrorResponse"];
+                };
+            };
+            /** @description PAYLOAD_TOO_LARGE: the body exceeds 64 KiB; API Gateway answers `{"message":"Request Entity Too Large"}` past its 10 MB */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"] | components["schemas"]["GatewayErrorResponse"];
+                };
+            };
+            /** @description UNSUPPORTED_MEDIA_TYPE: a body sent with a Content-Type other than application/json (UTF-8) */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description TOO_MANY_JOBS (active jobs of the type at the limit), QUOTA_EXCEEDED (daily quota used up), SPEND_LIMIT_REACHED (a spending cap that applies to the job is reached; Retry-After: its UTC period's end) or TOO_MANY_KEY_WRITES (10 key stores within the hour), with Retry-After; API Gateway's stage throttling answers `{"message":"Too Many Requests"}` */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before trying again (responses from the handler) */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"] | components["schemas"]["GatewayErrorResponse"];
+                };
+            };
+            /** @description API Gateway: request line and header values above 10240 bytes, `{"message":"Request Header Fields Too Large"}` */
+            431: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["GatewayErrorResponse"];
+                };
+            };
+            /** @description INTERNAL: unexpected error (no detail); API Gateway answers `{"message":"Internal Server Error"}` when the function fails */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"] | components["schemas"]["GatewayErrorResponse"];
+                };
+            };
+            /** @description PLATFORM_UNAVAILABLE with Retry-After: the database or another platform service is unreachable, dropped the connection, or stayed contended; API Gateway answers `{"message":"Service Unavailable"}` when the integration times out. Not proof that nothing happened: a create may have committed — repeat it with the same Idempotency-Key */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before trying again (responses from the handler) */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"] | components["schemas"]["GatewayErrorResponse"];
+                };
+            };
+        };
+    };
     adminListJobs: {
         parameters: {
             query?: {
@@ -3109,6 +3457,716 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["ReaperReport"];
+                };
+            };
+            /** @description VALIDATION_FAILED: malformed body, query, path parameter or header, or text that is not well-formed Unicode (field paths in `details`) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description API Gateway's JWT authorizer: `{"message":"Unauthorized"}` (missing, invalid or expired token); or UNAUTHORIZED from the handler (a token whose `sub` cannot be a user id) */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"] | components["schemas"]["GatewayErrorResponse"];
+                };
+            };
+            /** @description FORBIDDEN: the admin group is required (API Gateway answers `{"message":"Forbidden"}` when the route's authorization scopes are missing) */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"] | components["schemas"]["GatewayErrorResponse"];
+                };
+            };
+            /** @description JOB_NOT_FOUND / CREDENTIAL_NOT_FOUND (another user's job is reported as not found); API Gateway answers `{"message":"Not Found"}` for a path no route matches */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"] | components["schemas"]["GatewayErrorResponse"];
+                };
+            };
+            /** @description PAYLOAD_TOO_LARGE: the body exceeds 64 KiB; API Gateway answers `{"message":"Request Entity Too Large"}` past its 10 MB */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"] | components["schemas"]["GatewayErrorResponse"];
+                };
+            };
+            /** @description UNSUPPORTED_MEDIA_TYPE: a body sent with a Content-Type other than application/json (UTF-8) */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description TOO_MANY_JOBS (active jobs of the type at the limit), QUOTA_EXCEEDED (daily quota used up), SPEND_LIMIT_REACHED (a spending cap that applies to the job is reached; Retry-After: its UTC period's end) or TOO_MANY_KEY_WRITES (10 key stores within the hour), with Retry-After; API Gateway's stage throttling answers `{"message":"Too Many Requests"}` */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before trying again (responses from the handler) */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"] | components["schemas"]["GatewayErrorResponse"];
+                };
+            };
+            /** @description API Gateway: request line and header values above 10240 bytes, `{"message":"Request Header Fields Too Large"}` */
+            431: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["GatewayErrorResponse"];
+                };
+            };
+            /** @description INTERNAL: unexpected error (no detail); API Gateway answers `{"message":"Internal Server Error"}` when the function fails */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"] | components["schemas"]["GatewayErrorResponse"];
+                };
+            };
+            /** @description PLATFORM_UNAVAILABLE with Retry-After: the database or another platform service is unreachable, dropped the connection, or stayed contended; API Gateway answers `{"message":"Service Unavailable"}` when the integration times out. Not proof that nothing happened: a create may have committed — repeat it with the same Idempotency-Key */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before trying again (responses from the handler) */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"] | components["schemas"]["GatewayErrorResponse"];
+                };
+            };
+        };
+    };
+    adminBudgets: {
+        parameters: {
+            query?: {
+                /** @description Also show this user's spend today and this month against their caps */
+                userId?: string;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["BudgetsResponse"];
+                };
+            };
+            /** @description VALIDATION_FAILED: malformed body, query, path parameter or header, or text that is not well-formed Unicode (field paths in `details`) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description API Gateway's JWT authorizer: `{"message":"Unauthorized"}` (missing, invalid or expired token); or UNAUTHORIZED from the handler (a token whose `sub` cannot be a user id) */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"] | components["schemas"]["GatewayErrorResponse"];
+                };
+            };
+            /** @description FORBIDDEN: the admin group is required (API Gateway answers `{"message":"Forbidden"}` when the route's authorization scopes are missing) */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"] | components["schemas"]["GatewayErrorResponse"];
+                };
+            };
+            /** @description JOB_NOT_FOUND / CREDENTIAL_NOT_FOUND (another user's job is reported as not found); API Gateway answers `{"message":"Not Found"}` for a path no route matches */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"] | components["schemas"]["GatewayErrorResponse"];
+                };
+            };
+            /** @description PAYLOAD_TOO_LARGE: the body exceeds 64 KiB; API Gateway answers `{"message":"Request Entity Too Large"}` past its 10 MB */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"] | components["schemas"]["GatewayErrorResponse"];
+                };
+            };
+            /** @description UNSUPPORTED_MEDIA_TYPE: a body sent with a Content-Type other than application/json (UTF-8) */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description TOO_MANY_JOBS (active jobs of the type at the limit), QUOTA_EXCEEDED (daily quota used up), SPEND_LIMIT_REACHED (a spending cap that applies to the job is reached; Retry-After: its UTC period's end) or TOO_MANY_KEY_WRITES (10 key stores within the hour), with Retry-After; API Gateway's stage throttling answers `{"message":"Too Many Requests"}` */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before trying again (responses from the handler) */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"] | components["schemas"]["GatewayErrorResponse"];
+                };
+            };
+            /** @description API Gateway: request line and header values above 10240 bytes, `{"message":"Request Header Fields Too Large"}` */
+            431: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["GatewayErrorResponse"];
+                };
+            };
+            /** @description INTERNAL: unexpected error (no detail); API Gateway answers `{"message":"Internal Server Error"}` when the function fails */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"] | components["schemas"]["GatewayErrorResponse"];
+                };
+            };
+            /** @description PLATFORM_UNAVAILABLE with Retry-After: the database or another platform service is unreachable, dropped the connection, or stayed contended; API Gateway answers `{"message":"Service Unavailable"}` when the integration times out. Not proof that nothing happened: a create may have committed — repeat it with the same Idempotency-Key */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before trying again (responses from the handler) */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"] | components["schemas"]["GatewayErrorResponse"];
+                };
+            };
+        };
+    };
+    adminSetModelLimits: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["SetModelLimitsRequest"];
+            };
+        };
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ModelCapacity"];
+                };
+            };
+            /** @description VALIDATION_FAILED: malformed body, query, path parameter or header, or text that is not well-formed Unicode (field paths in `details`) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description API Gateway's JWT authorizer: `{"message":"Unauthorized"}` (missing, invalid or expired token); or UNAUTHORIZED from the handler (a token whose `sub` cannot be a user id) */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"] | components["schemas"]["GatewayErrorResponse"];
+                };
+            };
+            /** @description FORBIDDEN: the admin group is required (API Gateway answers `{"message":"Forbidden"}` when the route's authorization scopes are missing) */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"] | components["schemas"]["GatewayErrorResponse"];
+                };
+            };
+            /** @description JOB_NOT_FOUND / CREDENTIAL_NOT_FOUND (another user's job is reported as not found); API Gateway answers `{"message":"Not Found"}` for a path no route matches */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"] | components["schemas"]["GatewayErrorResponse"];
+                };
+            };
+            /** @description PAYLOAD_TOO_LARGE: the body exceeds 64 KiB; API Gateway answers `{"message":"Request Entity Too Large"}` past its 10 MB */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"] | components["schemas"]["GatewayErrorResponse"];
+                };
+            };
+            /** @description UNSUPPORTED_MEDIA_TYPE: a body sent with a Content-Type other than application/json (UTF-8) */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description TOO_MANY_JOBS (active jobs of the type at the limit), QUOTA_EXCEEDED (daily quota used up), SPEND_LIMIT_REACHED (a spending cap that applies to the job is reached; Retry-After: its UTC period's end) or TOO_MANY_KEY_WRITES (10 key stores within the hour), with Retry-After; API Gateway's stage throttling answers `{"message":"Too Many Requests"}` */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before trying again (responses from the handler) */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"] | components["schemas"]["GatewayErrorResponse"];
+                };
+            };
+            /** @description API Gateway: request line and header values above 10240 bytes, `{"message":"Request Header Fields Too Large"}` */
+            431: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["GatewayErrorResponse"];
+                };
+            };
+            /** @description INTERNAL: unexpected error (no detail); API Gateway answers `{"message":"Internal Server Error"}` when the function fails */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"] | components["schemas"]["GatewayErrorResponse"];
+                };
+            };
+            /** @description PLATFORM_UNAVAILABLE with Retry-After: the database or another platform service is unreachable, dropped the connection, or stayed contended; API Gateway answers `{"message":"Service Unavailable"}` when the integration times out. Not proof that nothing happened: a create may have committed — repeat it with the same Idempotency-Key */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before trying again (responses from the handler) */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"] | components["schemas"]["GatewayErrorResponse"];
+                };
+            };
+        };
+    };
+    adminResetModelLimits: {
+        parameters: {
+            query: {
+                /** @description A provider the routing table names, e.g. `deepseek` */
+                provider: string;
+                /** @description A model a route calls, e.g. `deepseek-chat` */
+                model: string;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ModelCapacity"];
+                };
+            };
+            /** @description VALIDATION_FAILED: malformed body, query, path parameter or header, or text that is not well-formed Unicode (field paths in `details`) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description API Gateway's JWT authorizer: `{"message":"Unauthorized"}` (missing, invalid or expired token); or UNAUTHORIZED from the handler (a token whose `sub` cannot be a user id) */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"] | components["schemas"]["GatewayErrorResponse"];
+                };
+            };
+            /** @description FORBIDDEN: the admin group is required (API Gateway answers `{"message":"Forbidden"}` when the route's authorization scopes are missing) */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"] | components["schemas"]["GatewayErrorResponse"];
+                };
+            };
+            /** @description JOB_NOT_FOUND / CREDENTIAL_NOT_FOUND (another user's job is reported as not found); API Gateway answers `{"message":"Not Found"}` for a path no route matches */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"] | components["schemas"]["GatewayErrorResponse"];
+                };
+            };
+            /** @description PAYLOAD_TOO_LARGE: the body exceeds 64 KiB; API Gateway answers `{"message":"Request Entity Too Large"}` past its 10 MB */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"] | components["schemas"]["GatewayErrorResponse"];
+                };
+            };
+            /** @description UNSUPPORTED_MEDIA_TYPE: a body sent with a Content-Type other than application/json (UTF-8) */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description TOO_MANY_JOBS (active jobs of the type at the limit), QUOTA_EXCEEDED (daily quota used up), SPEND_LIMIT_REACHED (a spending cap that applies to the job is reached; Retry-After: its UTC period's end) or TOO_MANY_KEY_WRITES (10 key stores within the hour), with Retry-After; API Gateway's stage throttling answers `{"message":"Too Many Requests"}` */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before trying again (responses from the handler) */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"] | components["schemas"]["GatewayErrorResponse"];
+                };
+            };
+            /** @description API Gateway: request line and header values above 10240 bytes, `{"message":"Request Header Fields Too Large"}` */
+            431: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["GatewayErrorResponse"];
+                };
+            };
+            /** @description INTERNAL: unexpected error (no detail); API Gateway answers `{"message":"Internal Server Error"}` when the function fails */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"] | components["schemas"]["GatewayErrorResponse"];
+                };
+            };
+            /** @description PLATFORM_UNAVAILABLE with Retry-After: the database or another platform service is unreachable, dropped the connection, or stayed contended; API Gateway answers `{"message":"Service Unavailable"}` when the integration times out. Not proof that nothing happened: a create may have committed — repeat it with the same Idempotency-Key */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before trying again (responses from the handler) */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"] | components["schemas"]["GatewayErrorResponse"];
+                };
+            };
+        };
+    };
+    adminEndCooldown: {
+        parameters: {
+            query: {
+                /** @description A provider the routing table names, e.g. `deepseek` */
+                provider: string;
+                /** @description A model a route calls, e.g. `deepseek-chat` */
+                model: string;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ModelCapacity"];
+                };
+            };
+            /** @description VALIDATION_FAILED: malformed body, query, path parameter or header, or text that is not well-formed Unicode (field paths in `details`) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description API Gateway's JWT authorizer: `{"message":"Unauthorized"}` (missing, invalid or expired token); or UNAUTHORIZED from the handler (a token whose `sub` cannot be a user id) */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"] | components["schemas"]["GatewayErrorResponse"];
+                };
+            };
+            /** @description FORBIDDEN: the admin group is required (API Gateway answers `{"message":"Forbidden"}` when the route's authorization scopes are missing) */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"] | components["schemas"]["GatewayErrorResponse"];
+                };
+            };
+            /** @description JOB_NOT_FOUND / CREDENTIAL_NOT_FOUND (another user's job is reported as not found); API Gateway answers `{"message":"Not Found"}` for a path no route matches */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"] | components["schemas"]["GatewayErrorResponse"];
+                };
+            };
+            /** @description PAYLOAD_TOO_LARGE: the body exceeds 64 KiB; API Gateway answers `{"message":"Request Entity Too Large"}` past its 10 MB */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"] | components["schemas"]["GatewayErrorResponse"];
+                };
+            };
+            /** @description UNSUPPORTED_MEDIA_TYPE: a body sent with a Content-Type other than application/json (UTF-8) */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description TOO_MANY_JOBS (active jobs of the type at the limit), QUOTA_EXCEEDED (daily quota used up), SPEND_LIMIT_REACHED (a spending cap that applies to the job is reached; Retry-After: its UTC period's end) or TOO_MANY_KEY_WRITES (10 key stores within the hour), with Retry-After; API Gateway's stage throttling answers `{"message":"Too Many Requests"}` */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before trying again (responses from the handler) */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"] | components["schemas"]["GatewayErrorResponse"];
+                };
+            };
+            /** @description API Gateway: request line and header values above 10240 bytes, `{"message":"Request Header Fields Too Large"}` */
+            431: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["GatewayErrorResponse"];
+                };
+            };
+            /** @description INTERNAL: unexpected error (no detail); API Gateway answers `{"message":"Internal Server Error"}` when the function fails */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"] | components["schemas"]["GatewayErrorResponse"];
+                };
+            };
+            /** @description PLATFORM_UNAVAILABLE with Retry-After: the database or another platform service is unreachable, dropped the connection, or stayed contended; API Gateway answers `{"message":"Service Unavailable"}` when the integration times out. Not proof that nothing happened: a create may have committed — repeat it with the same Idempotency-Key */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before trying again (responses from the handler) */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"] | components["schemas"]["GatewayErrorResponse"];
+                };
+            };
+        };
+    };
+    adminSetSpendCap: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["SetSpendCapRequest"];
+            };
+        };
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["SpendUse"];
+                };
+            };
+            /** @description VALIDATION_FAILED: malformed body, query, path parameter or header, or text that is not well-formed Unicode (field paths in `details`) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description API Gateway's JWT authorizer: `{"message":"Unauthorized"}` (missing, invalid or expired token); or UNAUTHORIZED from the handler (a token whose `sub` cannot be a user id) */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"] | components["schemas"]["GatewayErrorResponse"];
+                };
+            };
+            /** @description FORBIDDEN: the admin group is required (API Gateway answers `{"message":"Forbidden"}` when the route's authorization scopes are missing) */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"] | components["schemas"]["GatewayErrorResponse"];
+                };
+            };
+            /** @description JOB_NOT_FOUND / CREDENTIAL_NOT_FOUND (another user's job is reported as not found); API Gateway answers `{"message":"Not Found"}` for a path no route matches */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"] | components["schemas"]["GatewayErrorResponse"];
+                };
+            };
+            /** @description PAYLOAD_TOO_LARGE: the body exceeds 64 KiB; API Gateway answers `{"message":"Request Entity Too Large"}` past its 10 MB */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"] | components["schemas"]["GatewayErrorResponse"];
+                };
+            };
+            /** @description UNSUPPORTED_MEDIA_TYPE: a body sent with a Content-Type other than application/json (UTF-8) */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description TOO_MANY_JOBS (active jobs of the type at the limit), QUOTA_EXCEEDED (daily quota used up), SPEND_LIMIT_REACHED (a spending cap that applies to the job is reached; Retry-After: its UTC period's end) or TOO_MANY_KEY_WRITES (10 key stores within the hour), with Retry-After; API Gateway's stage throttling answers `{"message":"Too Many Requests"}` */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before trying again (responses from the handler) */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"] | components["schemas"]["GatewayErrorResponse"];
+                };
+            };
+            /** @description API Gateway: request line and header values above 10240 bytes, `{"message":"Request Header Fields Too Large"}` */
+            431: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["GatewayErrorResponse"];
+                };
+            };
+            /** @description INTERNAL: unexpected error (no detail); API Gateway answers `{"message":"Internal Server Error"}` when the function fails */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"] | components["schemas"]["GatewayErrorResponse"];
+                };
+            };
+            /** @description PLATFORM_UNAVAILABLE with Retry-After: the database or another platform service is unreachable, dropped the connection, or stayed contended; API Gateway answers `{"message":"Service Unavailable"}` when the integration times out. Not proof that nothing happened: a create may have committed — repeat it with the same Idempotency-Key */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before trying again (responses from the handler) */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"] | components["schemas"]["GatewayErrorResponse"];
+                };
+            };
+        };
+    };
+    adminResetSpendCap: {
+        parameters: {
+            query: {
+                /** @description `user_day`, `user_month` (subject: a user id), `job_type_day` (a job type), `platform_day` (`*` only) */
+                scope: "job_type_day" | "platform_day" | "user_day" | "user_month";
+                /** @description A user id, a job type, or `*` for the scope's default */
+                subject: string;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["SpendCapReset"];
                 };
             };
             /** @description VALIDATION_FAILED: malformed body, query, path parameter or header, or text that is not well-formed Unicode (field paths in `details`) */
