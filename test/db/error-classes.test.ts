@@ -94,14 +94,17 @@ describe('database errors, as each driver reports them', () => {
     const admin = await adminConnection(process.env.DATABASE_URL ?? '');
     const single = await (await import('mysql2/promise')).default.createConnection({ ...my.config, multipleStatements: false });
     try {
-      const runs: Record<string, () => Promise<unknown>> = {
-        'mariadb (raw pool)': () => raw.query('SELECT SLEEP(30)'),
-        'Prisma adapter': () => prisma.$queryRawUnsafe('SELECT SLEEP(30)'),
-        mysql2: () => single.query('SELECT SLEEP(30)'),
+      // Each sleeper names itself: other test workers on the server may be sleeping too, and must not be killed.
+      const sleeper = (driver: string) => `SELECT SLEEP(30) AS ${driver}_${process.pid}_${Date.now()}`;
+      const runs: Record<string, (sql: string) => Promise<unknown>> = {
+        mariadb: (sql) => raw.query(sql),
+        prisma: (sql) => prisma.$queryRawUnsafe(sql),
+        mysql2: (sql) => single.query(sql),
       };
       for (const [driver, run] of Object.entries(runs)) {
-        const pending = thrown(run);
-        const victim = await waitForSleeper(admin);
+        const sql = sleeper(driver);
+        const pending = thrown(() => run(sql));
+        const victim = await waitForSleeper(admin, sql);
         await admin.query(`KILL CONNECTION ${victim}`);
         const err = (await pending) as { errno?: number; code?: string };
         expect({ driver, api: mapError(err).status, engine: asJobFailure(err).code }).toEqual({ driver, api: 503, engine: 'INFRASTRUCTURE' });
@@ -114,13 +117,13 @@ describe('database errors, as each driver reports them', () => {
   });
 });
 
-/** The id of the connection running `SELECT SLEEP(30)` (a condition polled, never a fixed wait). */
-async function waitForSleeper(admin: mysql.Connection): Promise<number> {
+/** The id of the connection running `sql` (a condition polled, never a fixed wait). */
+async function waitForSleeper(admin: mysql.Connection, sql: string): Promise<number> {
   const deadline = Date.now() + 10_000;
   for (;;) {
-    const [rows] = await admin.query<mysql.RowDataPacket[]>("SELECT ID FROM information_schema.PROCESSLIST WHERE INFO = 'SELECT SLEEP(30)'");
+    const [rows] = await admin.query<mysql.RowDataPacket[]>('SELECT ID FROM information_schema.PROCESSLIST WHERE INFO = ?', [sql]);
     if (rows[0]) return Number(rows[0].ID);
-    if (Date.now() > deadline) throw new Error('no connection ran SELECT SLEEP(30)');
+    if (Date.now() > deadline) throw new Error(`no connection ran ${sql}`);
     await new Promise((resolve) => setTimeout(resolve, 20));
   }
 }
