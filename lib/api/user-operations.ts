@@ -27,6 +27,7 @@ import { idempotencyKeySchema, putCredentialBodySchema, type UserJobListQuery } 
 import { jobIdOf, routeField, RouteWiringError, type OperationContext } from './router.ts';
 import type { UserAction, UserRoute } from './routes.ts';
 import { toPublicJobView } from './views.ts';
+import { realtimeConfigFor, realtimeEndpointFromEnv } from '../realtime/realtime-config.ts';
 
 export interface UserApiDeps {
   db: PrismaDb;
@@ -39,6 +40,8 @@ export interface UserApiDeps {
   credentialsKmsKeyId(): string;
   /** The stage's default spending caps (lib/spend/caps.ts); default: from the environment. */
   spendCaps?: SpendCapDefaults;
+  /** The realtime publish endpoint (lib/realtime/realtime-config.ts); default: REALTIME_HTTP_ENDPOINT; null: none. */
+  realtimeHttpEndpoint?: string | null;
 }
 
 type Ctx = OperationContext<UserApiDeps, UserRoute>;
@@ -137,6 +140,12 @@ async function deleteCredential({ route, caller, deps }: Ctx): Promise<ApiResult
   return noContent();
 }
 
+/** `GET /api/ai/realtime`: where to subscribe to the caller's jobs, or `available: false`. No database read. */
+async function getRealtimeConfig({ caller, deps }: Ctx): Promise<ApiResult> {
+  const endpoint = deps.realtimeHttpEndpoint === undefined ? realtimeEndpointFromEnv() : (deps.realtimeHttpEndpoint ?? undefined);
+  return json(200, realtimeConfigFor(caller.userId, endpoint));
+}
+
 /** Keys one user may store within an hour (any provider). */
 export const MAX_KEY_WRITES_PER_HOUR = 10;
 
@@ -170,6 +179,7 @@ export const USER_OPERATIONS: Record<UserAction, (ctx: Ctx) => Promise<ApiResult
   getCredential,
   putCredential,
   deleteCredential,
+  getRealtimeConfig,
 };
 
 /** `CREDENTIALS_KMS_KEY_ID`, read when a credential is stored (so other routes work without it). */
