@@ -5,6 +5,7 @@
 import { parseArgs } from 'node:util';
 import { ApiClient, ApiRequestError } from './api-client.ts';
 import { COMMANDS, UsageError } from './commands.ts';
+import { WatchJobError } from '../client/watch-job.ts';
 
 /** Flags that take a value (parseArgs must know, or `--count 3` becomes a boolean and a positional). */
 const STRING_FLAGS = [
@@ -51,7 +52,7 @@ async function run(values: ReturnType<typeof parse>['values'], positionals: stri
   try {
     return await command.run(client, rest, values);
   } catch (err) {
-    if (err instanceof ApiRequestError) process.stderr.write(`error ${err.code} (HTTP ${err.status}): ${err.message}\n`);
+    if (err instanceof ApiRequestError || err instanceof WatchJobError) process.stderr.write(`error ${err.code} (HTTP ${err.status}): ${err.message}\n`);
     else if (err instanceof UsageError) process.stderr.write(`${err.message}\n${usage()}\n`);
     else throw err;
     return err instanceof UsageError ? 2 : 1;
