@@ -135,6 +135,7 @@ export async function startLocalRuntime(o: LocalRuntimeOptions): Promise<LocalRu
   if (oidc) log(`console sign-in: OIDC at ${oidc.issuer} (client ${oidc.clientId}); its tokens are trusted too (LOCAL_OIDC_ISSUER)`);
   const localRoutes = createConsoleRoutes({
     distDir: o.consoleDistDir ?? DEFAULT_CONSOLE_DIST, jwtKey, audience: LOCAL_TOKEN_AUDIENCE, ...(oidc ? { oidc: { issuer: oidc.issuer, clientId: oidc.clientId } } : {}),
+    ...(realtime ? { realtime: { httpEndpoint: realtime.httpEndpoint, realtimeUrl: realtime.realtimeUrl } } : {}),
   });
   const server = createGatewayServer({
     jwtKey, audience: LOCAL_TOKEN_AUDIENCE, userHandler, adminHandler, streamHandler, localRoutes, onError: (err) => log(`gateway error: ${(err as Error).message}`),
