@@ -5,7 +5,7 @@
  * help.
  */
 import type { StreamPage } from '../stream/protocol.ts';
-import type { RealtimeConfig } from '../realtime/realtime-config.ts';
+import type { RealtimeConfig } from '../realtime/channel.ts';
 
 /** How the watcher reaches the HTTP API. */
 export interface ApiAccess {

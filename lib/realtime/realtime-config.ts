@@ -6,24 +6,12 @@
  * The endpoint is the one the functions publish to (REALTIME_HTTP_ENDPOINT): subscribing and publishing share the
  * Event API's HTTP domain (the subscriber's `host` authorization header names it).
  */
-import { JOBS_NAMESPACE } from './channel.ts';
+import { JOBS_NAMESPACE, type RealtimeConfig } from './channel.ts';
 import { realtimeUrlOf } from './events-protocol.ts';
 import { REALTIME_ENDPOINT_ENV } from './publisher-from-env.ts';
 import { ownerSegmentOfSubjectSync } from './server-channel.ts';
 
-/** The answer of `GET /api/ai/realtime` (lib/api/response-schemas.ts `RealtimeConfig`). */
-export interface RealtimeConfig {
-  /** False: no realtime push on this stage; read the stream log (long-poll) instead. */
-  available: boolean;
-  /** The Event API's HTTP endpoint (the client library's `httpEndpoint`), when available. */
-  httpEndpoint?: string;
-  /** Its WebSocket endpoint (`wss://…/event/realtime`), when available. */
-  realtimeUrl?: string;
-  /** The caller's owner segment (lib/realtime/channel.ts). */
-  ownerSegment: string;
-  /** A job's channel is this followed by its id; `<channelPrefix>*` is every job of the caller. */
-  channelPrefix: string;
-}
+export type { RealtimeConfig } from './channel.ts';
 
 /** The realtime configuration for caller `userId` (their JWT `sub`) on a stage whose publish endpoint is `httpEndpoint`. */
 export function realtimeConfigFor(userId: string, httpEndpoint: string | undefined): RealtimeConfig {
