@@ -149,6 +149,9 @@ function buildRequestFor(op: Op): fc.Arbitrary<Req> {
   });
 }
 
+/** Operations that create a job: their 202 is a job of the caller's. */
+const CREATE_OPS = new Set<string>(USER_ROUTES.filter((r) => r.action === 'createJob').map((r) => r.operationId));
+
 /** Sends a request with node:http (which, unlike fetch, sends a body on GET as a careless client may). */
 function send(req: Req): Promise<{ status: number; retryAfter: string | undefined; raw: string }> {
   return new Promise((resolve, reject) => {
@@ -185,7 +188,8 @@ async function check(req: Req): Promise<string | undefined> {
     }
     const validate = validatorFor(schema);
     if (!validate(body)) return `body does not match its schema (${ajv.errorsText(validate.errors)}): ${where}`;
-    if (res.status === 202 && caller.sub) owners.set((body as { jobId: string }).jobId, caller.sub);
+    // A creation's 202 names a job of the caller's; an admin's 202 (a cancel requested) names someone else's.
+    if (res.status === 202 && caller.sub && CREATE_OPS.has(req.op)) owners.set((body as { jobId: string }).jobId, caller.sub);
   } else if (raw !== '') return `body on a documented empty response: ${where}`;
   const leak = LEAKS.find((re) => re.test(raw));
   if (leak) return `leak ${leak}: ${where}`;
