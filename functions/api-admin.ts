@@ -4,6 +4,8 @@
  * Routing, validation, auth and error mapping live in lib/api (see lib/api/admin-api.ts).
  */
 import { createAdminApiHandler } from '../lib/api/admin-api.ts';
+import { withStreamPublishing } from '../lib/realtime/handler-publishing.ts';
 
 // The router makes sure of DATABASE_URL itself (lib/api/router.ts), so a Secrets Manager failure is a 503, not a crash.
-export const handler = createAdminApiHandler();
+// Retry and cancel write status entries; their pushes are flushed (bounded) before the response goes out.
+export const handler = withStreamPublishing(createAdminApiHandler());

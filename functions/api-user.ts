@@ -4,6 +4,8 @@
  * Routing, validation, auth and error mapping live in lib/api (see lib/api/user-api.ts).
  */
 import { createUserApiHandler } from '../lib/api/user-api.ts';
+import { withStreamPublishing } from '../lib/realtime/handler-publishing.ts';
 
 // The router makes sure of DATABASE_URL itself (lib/api/router.ts), so a Secrets Manager failure is a 503, not a crash.
-export const handler = createUserApiHandler();
+// A cancel writes a status entry; its push is flushed (bounded) before the response goes out.
+export const handler = withStreamPublishing(createUserApiHandler());

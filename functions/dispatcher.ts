@@ -7,6 +7,8 @@ import type { Context, ScheduledEvent } from 'aws-lambda';
 import { runScheduledDispatch, type DispatchRunSummary } from '../lib/outbox/dispatcher.ts';
 import { defaultDispatcherDeps } from '../lib/outbox/dispatcher-deps.ts';
 import { withDatabase } from '../lib/config/with-database.ts';
+import { withStreamPublishing } from '../lib/realtime/handler-publishing.ts';
 
-export const handler = withDatabase(async (_event: ScheduledEvent, context: Context): Promise<DispatchRunSummary> =>
-  runScheduledDispatch(defaultDispatcherDeps(), { remainingTimeMs: () => context.getRemainingTimeInMillis() }));
+// A job whose message cannot be sent fails (DISPATCH_FAILED): that status entry is pushed, flushed (bounded) before it returns.
+export const handler = withStreamPublishing(withDatabase(async (_event: ScheduledEvent, context: Context): Promise<DispatchRunSummary> =>
+  runScheduledDispatch(defaultDispatcherDeps(), { remainingTimeMs: () => context.getRemainingTimeInMillis() })));

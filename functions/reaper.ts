@@ -4,11 +4,13 @@
  */
 import type { ScheduledEvent } from 'aws-lambda';
 import { withDatabase } from '../lib/config/with-database.ts';
+import { withStreamPublishing } from '../lib/realtime/handler-publishing.ts';
 import { reaperDepsFromEnv, runReaper, type ReaperDeps, type ReaperRunSummary } from '../lib/engine/reaper-run.ts';
 
 let deps: ReaperDeps | undefined;
 
-export const handler = withDatabase(async (_event: ScheduledEvent, _context: unknown): Promise<ReaperRunSummary> => {
+// Released and failed jobs get status entries; their pushes are flushed (bounded) before it returns.
+export const handler = withStreamPublishing(withDatabase(async (_event: ScheduledEvent, _context: unknown): Promise<ReaperRunSummary> => {
   deps ??= reaperDepsFromEnv();
   return runReaper(deps);
-});
+}));

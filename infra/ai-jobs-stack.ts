@@ -83,7 +83,10 @@ export class AiJobsStack extends Stack {
     // LocalStack's free tier has no API Gateway v2: there the local runtime serves the API (docs/deploy.md).
     if (config.target === 'aws') {
       const http = new JobsHttpApi(this, 'Http', { config, userFunction: apiUser, adminFunction: apiAdmin, streamFunction: apiStream });
-      new AdminConsole(this, 'Console', { config, apiUrl: http.stage.url });
+      new AdminConsole(this, 'Console', {
+        config, apiUrl: http.stage.url,
+        ...(this.realtime ? { realtime: { httpEndpoint: this.realtime.httpEndpoint, realtimeOrigin: `wss://${this.realtime.api.realtimeDns}` } } : {}),
+      });
     }
     everyMinute(this, 'DispatcherSchedule', dispatcher);
     everyMinute(this, 'ReaperSchedule', reaper);

@@ -29,11 +29,22 @@ export interface AdminConsoleProps {
   apiUrl: string;
   /** The built console; default console/dist. When missing, the files are not deployed (a warning says so). */
   distDir?: string;
+  /**
+   * The stage's realtime push (infra/realtime.ts), when it has one: config.json tells the console its HTTP endpoint
+   * (the job page watches a running job live), and the CSP lets the page open its WebSocket (`wss://<realtime domain>`).
+   */
+  realtime?: { httpEndpoint: string; realtimeOrigin: string };
 }
 
-/** The same policy the local runtime sends (lib/dev/local-runtime/console-routes.ts), plus HSTS. */
-const CONTENT_SECURITY_POLICY =
-  "default-src 'self'; script-src 'self'; style-src 'self'; img-src 'self' data:; connect-src 'self' https:; frame-ancestors 'none'; base-uri 'self'; form-action 'self' https:";
+/**
+ * The same policy the local runtime sends (lib/dev/local-runtime/console-routes.ts), plus HSTS. The realtime
+ * WebSocket's origin is named: not every browser counts `wss:` as matched by `https:` or `'self'` (MDN, CSP
+ * connect-src).
+ */
+export function contentSecurityPolicy(realtimeOrigin?: string): string {
+  return "default-src 'self'; script-src 'self'; style-src 'self'; img-src 'self' data:; "
+    + `connect-src 'self' https:${realtimeOrigin ? ` ${realtimeOrigin}` : ''}; frame-ancestors 'none'; base-uri 'self'; form-action 'self' https:`;
+}
 
 /**
  * Sends the bare domain to the console, and rewrites the console's own routes (no file extension) to its
@@ -79,7 +90,7 @@ export class AdminConsole extends Construct {
     const { config } = props;
     const headers = new cloudfront.ResponseHeadersPolicy(this, 'SecurityHeaders', {
       securityHeadersBehavior: {
-        contentSecurityPolicy: { contentSecurityPolicy: CONTENT_SECURITY_POLICY, override: true },
+        contentSecurityPolicy: { contentSecurityPolicy: contentSecurityPolicy(props.realtime?.realtimeOrigin), override: true },
         strictTransportSecurity: { accessControlMaxAge: Duration.days(365), includeSubdomains: true, override: true },
         contentTypeOptions: { override: true },
         frameOptions: { frameOption: cloudfront.HeadersFrameOption.DENY, override: true },
@@ -131,7 +142,7 @@ export class AdminConsole extends Construct {
     return distribution;
   }
 
-  /** Uploads console/dist and a config.json naming the stage's OIDC issuer, then invalidates /console/*. */
+  /** Uploads console/dist and a config.json naming the stage's OIDC issuer (and realtime endpoint), then invalidates /console/*. */
   private deployFiles(props: AdminConsoleProps): void {
     const dist = props.distDir ?? CONSOLE_DIST;
     if (!existsSync(`${dist}/index.html`)) {
@@ -145,7 +156,9 @@ export class AdminConsole extends Construct {
       Annotations.of(this).addWarningV2('ai-jobs:consoleAudience', `consoleClientId ${config.consoleClientId} is not in jwtAudience (${config.jwtAudience.join(', ')}): API Gateway matches a token's aud, or its client_id when it has no aud (Cognito access tokens), against that list, so the console's calls get 401 unless the issuer puts an audience from the list in its access tokens`);
     }
     new s3deploy.BucketDeployment(this, 'Deploy', {
-      sources: [s3deploy.Source.asset(dist), s3deploy.Source.jsonData('config.json', consoleSignInConfig(config))],
+      sources: [s3deploy.Source.asset(dist), s3deploy.Source.jsonData('config.json', {
+        ...consoleSignInConfig(config), ...(props.realtime ? { realtime: { httpEndpoint: props.realtime.httpEndpoint } } : {}),
+      })],
       destinationBucket: this.bucket, destinationKeyPrefix: 'console/',
       distribution: this.distribution, distributionPaths: ['/console/*'],
       memoryLimit: 256,

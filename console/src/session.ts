@@ -6,10 +6,11 @@
  */
 import { useEffect, useState } from 'preact/hooks';
 
-/** What `/console/config.json` says. */
-export type ConsoleConfig =
+/** What `/console/config.json` says; `realtime`: the stage's (or local hub's) realtime push, when there is one. */
+export type ConsoleConfig = (
   | { signIn: 'local'; apiBaseUrl?: string }
-  | { signIn: 'oidc'; apiBaseUrl?: string; issuer: string; clientId: string | null; scope?: string };
+  | { signIn: 'oidc'; apiBaseUrl?: string; issuer: string; clientId: string | null; scope?: string }
+) & { realtime?: { httpEndpoint: string } };
 
 export interface Session {
   token: string;
@@ -43,6 +44,17 @@ export function useSession(): Session | null {
     return () => void listeners.delete(listener);
   }, []);
   return current;
+}
+
+let loaded: Promise<ConsoleConfig> | undefined;
+
+/** config.json, read once per page (a failed read is tried again next time). */
+export function consoleConfig(): Promise<ConsoleConfig> {
+  loaded ??= loadConfig().catch((err: unknown) => {
+    loaded = undefined;
+    throw err;
+  });
+  return loaded;
 }
 
 /** Reads `/console/config.json` (next to index.html). */

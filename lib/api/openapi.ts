@@ -30,6 +30,7 @@ const ACTIONS: Record<Action, { tag: string; success: Record<number, string | nu
   getCredential: { tag: 'credentials', success: { 200: 'CredentialResponse' }, errors: [] },
   putCredential: { tag: 'credentials', success: { 200: 'CredentialResponse' }, errors: [] },
   deleteCredential: { tag: 'credentials', success: { 204: null }, errors: [] },
+  getRealtimeConfig: { tag: 'jobs', success: { 200: 'RealtimeConfig' }, errors: [] },
   adminListJobs: { tag: 'admin', success: { 200: 'AdminJobListResponse' }, errors: [403] },
   adminGetJob: { tag: 'admin', success: { 200: 'AdminJobDetail' }, errors: [403] },
   adminRetryJob: { tag: 'admin', success: { 201: 'AdminJobDetail', 200: 'AdminJobDetail' }, errors: [403, 409] },

@@ -227,6 +227,16 @@ responseSchemas.add(streamEntrySchema, {
   id: 'StreamEntry',
   description: 'One entry of a job\'s stream log, at position `seq`: a status change (`status`), more text of an output field (`text`: append `delta`), or one complete item of an array field (`item`). A `running` status entry starts a new attempt: drop the text and items shown so far',
 });
+export const realtimeConfigSchema = z
+  .strictObject({
+    available: z.boolean().describe('False: this stage has no realtime push; read `GET /api/ai/jobs/{jobId}/stream` (long-poll) instead'),
+    httpEndpoint: z.string().optional().describe('The AppSync Events HTTP endpoint (the client library\'s `httpEndpoint`), when available'),
+    realtimeUrl: z.string().optional().describe('Its WebSocket endpoint (`wss://…/event/realtime`), when available'),
+    ownerSegment: z.string().regex(/^[0-9a-f]{40}$/).describe('The caller\'s owner segment: the first 40 hex digits of SHA-256 of the token\'s `sub`'),
+    channelPrefix: z.string().describe('A job\'s channel is this followed by its id (`/jobs/<ownerSegment>/<jobId>`)'),
+  })
+  .register(responseSchemas, { id: 'RealtimeConfig', description: 'Where to subscribe to realtime pushes of the caller\'s jobs (docs/streaming.md)' });
+
 responseSchemas.add(streamPageSchema, {
   id: 'StreamPage',
   description: 'The entries after `after`, in `seq` order, at most 200; `hasMore`: ask again at once with `after` = the last `seq`; `terminal`: the job is finished, nothing follows the last entry',

@@ -20,7 +20,8 @@ export type UserAction =
   | 'getCredential'
   | 'putCredential'
   | 'deleteCredential'
-  | 'getSpend';
+  | 'getSpend'
+  | 'getRealtimeConfig';
 
 /** What the admin Lambda does for a route. */
 export type AdminAction = 'adminListJobs' | 'adminGetJob' | 'adminRetryJob' | 'adminCancelJob' | 'adminStats' | 'adminUsage' | 'adminUsageByUser' | 'adminReaperReport'
@@ -61,6 +62,7 @@ export const USER_ROUTES = [
   { method: 'PUT', path: '/api/ai/credentials/deepseek', operationId: 'putDeepseekCredential', action: 'putCredential', provider: 'deepseek', summary: 'Store the caller\'s DeepSeek key (encrypted), replacing the previous one' },
   { method: 'DELETE', path: '/api/ai/credentials/deepseek', operationId: 'deleteDeepseekCredential', action: 'deleteCredential', provider: 'deepseek', summary: "Revoke the caller's DeepSeek key" },
   { method: 'GET', path: '/api/ai/spend', operationId: 'getSpend', action: 'getSpend', summary: "The caller's spend today and this month (UTC) against the spending caps that apply, and when each resets" },
+  { method: 'GET', path: '/api/ai/realtime', operationId: 'getRealtimeConfig', action: 'getRealtimeConfig', summary: "Where to subscribe to realtime pushes of the caller's jobs (the AppSync Events endpoint and the caller's channels), or that this stage has none" },
 ] as const satisfies readonly ApiRoute<UserAction>[];
 
 /** Routes of `functions/api-admin.ts`; every one requires a JWT whose roles or groups include `SUPER_ADMIN`. */

@@ -28,6 +28,7 @@ import { jobIdOf, routeField, RouteWiringError, type OperationContext } from './
 import type { UserAction, UserRoute } from './routes.ts';
 import { toPublicJobView } from './views.ts';
 import { userSpend } from './budget-operations.ts';
+import { realtimeConfigFor, realtimeEndpointFromEnv } from '../realtime/realtime-config.ts';
 
 export interface UserApiDeps {
   db: PrismaDb;
@@ -40,6 +41,8 @@ export interface UserApiDeps {
   credentialsKmsKeyId(): string;
   /** The stage's default spending caps (lib/spend/caps.ts); default: from the environment. */
   spendCaps?: SpendCapDefaults;
+  /** The realtime publish endpoint (lib/realtime/realtime-config.ts); default: REALTIME_HTTP_ENDPOINT; null: none. */
+  realtimeHttpEndpoint?: string | null;
 }
 
 type Ctx = OperationContext<UserApiDeps, UserRoute>;
@@ -138,6 +141,12 @@ async function deleteCredential({ route, caller, deps }: Ctx): Promise<ApiResult
   return noContent();
 }
 
+/** `GET /api/ai/realtime`: where to subscribe to the caller's jobs, or `available: false`. No database read. */
+async function getRealtimeConfig({ caller, deps }: Ctx): Promise<ApiResult> {
+  const endpoint = deps.realtimeHttpEndpoint === undefined ? realtimeEndpointFromEnv() : (deps.realtimeHttpEndpoint ?? undefined);
+  return json(200, realtimeConfigFor(caller.userId, endpoint));
+}
+
 /** Keys one user may store within an hour (any provider). */
 export const MAX_KEY_WRITES_PER_HOUR = 10;
 
@@ -175,6 +184,7 @@ export const USER_OPERATIONS: Record<UserAction, (ctx: Ctx) => Promise<ApiResult
   putCredential,
   deleteCredential,
   getSpend,
+  getRealtimeConfig,
 };
 
 /** `CREDENTIALS_KMS_KEY_ID`, read when a credential is stored (so other routes work without it). */

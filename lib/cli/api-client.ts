@@ -21,6 +21,11 @@ export interface ApiClientOptions {
 export class ApiClient {
   constructor(private readonly options: ApiClientOptions) {}
 
+  /** What the job watcher (lib/client/watch-job.ts) needs to reach the same API with the same token. */
+  access(): { apiUrl: string; getToken(): string } {
+    return { apiUrl: this.options.baseUrl, getToken: () => this.options.token ?? '' };
+  }
+
   async request<T>(method: string, path: string, body?: unknown, headers: Record<string, string> = {}): Promise<T> {
     const url = new URL(path, this.options.baseUrl.endsWith('/') ? this.options.baseUrl : `${this.options.baseUrl}/`);
     let response: Response;

@@ -6,6 +6,7 @@ import { parseArgs } from 'node:util';
 import { ApiClient, ApiRequestError } from './api-client.ts';
 import { COMMANDS as JOB_COMMANDS, UsageError } from './commands.ts';
 import { BUDGET_COMMANDS } from './budget-commands.ts';
+import { WatchJobError } from '../client/watch-job.ts';
 
 const COMMANDS = { ...JOB_COMMANDS, ...BUDGET_COMMANDS };
 
@@ -54,7 +55,7 @@ async function run(values: ReturnType<typeof parse>['values'], positionals: stri
   try {
     return await command.run(client, rest, values);
   } catch (err) {
-    if (err instanceof ApiRequestError) process.stderr.write(`error ${err.code} (HTTP ${err.status}): ${err.message}\n`);
+    if (err instanceof ApiRequestError || err instanceof WatchJobError) process.stderr.write(`error ${err.code} (HTTP ${err.status}): ${err.message}\n`);
     else if (err instanceof UsageError) process.stderr.write(`${err.message}\n${usage()}\n`);
     else throw err;
     return err instanceof UsageError ? 2 : 1;

@@ -11,8 +11,8 @@
  * de-duplicates by `seq`; a refused subscription (`UnauthorizedException`, `BadRequestException`) ends it with
  * `onError`, and the reader long-polls instead.
  */
-import * as z from 'zod';
-import { streamEntrySchema, type StreamPush } from '../stream/protocol.ts';
+import type { StreamPush } from '../stream/protocol.ts';
+import { isStreamPush } from '../stream/push-guard.ts';
 import {
   EVENT_WS_SUBPROTOCOL, EVENTS_ERROR_TYPES, authSubprotocol, parseServerMessage, realtimeUrlOf, tokenAuthorization, type ServerMessage,
 } from '../realtime/events-protocol.ts';
@@ -42,6 +42,11 @@ export interface SubscriptionHandlers {
   onSubscribed?(): void;
   /** The subscription was refused (it ends; `retryable` false) or a push could not be delivered. */
   onError?(err: RealtimeError): void;
+  /**
+   * The connection dropped (or could not be opened): pushes stop until the client has reconnected and
+   * `onSubscribed` is called again. A reader reads the log meanwhile (long-poll).
+   */
+  onDisconnected?(err: RealtimeError): void;
 }
 
 export interface RealtimeSubscription {
@@ -54,8 +59,6 @@ export interface RealtimeClient {
   /** Ends every subscription and the connection; the client cannot be used again. */
   close(): void;
 }
-
-const streamPushSchema = z.strictObject({ userId: z.string(), jobId: z.string(), entries: z.array(streamEntrySchema) });
 
 interface Sub {
   id: string;
@@ -184,12 +187,13 @@ class EventsClient implements RealtimeClient {
   private deliver(id: string, event: string): void {
     const sub = this.subs.get(id);
     if (!sub) return;
-    let push: StreamPush;
+    let push: unknown;
     try {
-      push = streamPushSchema.parse(JSON.parse(event));
+      push = JSON.parse(event);
     } catch (err) {
-      return sub.handlers.onError?.(new RealtimeError(CLIENT_ERROR_TYPES.invalidPush, 'a data message was not a stream push', { cause: err }));
+      return sub.handlers.onError?.(new RealtimeError(CLIENT_ERROR_TYPES.invalidPush, 'a data message was not JSON', { cause: err }));
     }
+    if (!isStreamPush(push)) return sub.handlers.onError?.(new RealtimeError(CLIENT_ERROR_TYPES.invalidPush, 'a data message was not a stream push'));
     sub.handlers.onPush(push);
   }
 
@@ -220,6 +224,7 @@ class EventsClient implements RealtimeClient {
     this.disconnect();
     if (this.closed || this.subs.size === 0) return;
     this.o.onConnectionError?.(err);
+    for (const sub of [...this.subs.values()]) sub.handlers.onDisconnected?.(err);
     const delay = backoffDelay(this.attempt, this.o.backoff?.initialMs ?? 500, this.o.backoff?.maxMs ?? 30_000);
     this.attempt += 1;
     this.later(() => void this.connect(), delay);

@@ -150,6 +150,7 @@ const runScenario: MockStage = async (r) => {
   await scenario({
     res: r.res, body: r.body!, signal: r.signal, pace, arg, options, failedOnce,
     markCut: () => (r.cut = true), onAnswer: (answer) => r.server.answers.push(answer),
+    ...(options.onToken ? { onToken: (index: number) => options.onToken!(r.body!, index) } : {}),
   });
   return true;
 };

@@ -48,6 +48,11 @@ export interface MockAiServerOptions {
   firstTokenDelayMs?: number;
   /** Requests and tokens per minute beyond which it answers 429 with Retry-After (./mock-rate-limit.ts). */
   rateLimits?: MockRateLimits;
+  /**
+   * Called as token `index` (0-based) of a streamed answer to `body` is written to the socket: when the provider
+   * "said" it (bench/stream.ts measures the time from there to a subscribed client).
+   */
+  onToken?(body: MockChatRequestBody, index: number): void;
 }
 
 /** A complete answer the server sent: its content and the usage it reported (undefined: none reported). */

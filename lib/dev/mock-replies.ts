@@ -36,6 +36,8 @@ export interface ReplyTarget {
   markCut(): void;
   /** Records a complete answer as it goes out. */
   onAnswer(answer: MockAnswer): void;
+  /** Told as each token of a streamed answer is written (its 0-based index). */
+  onToken?(index: number): void;
 }
 
 /** How a streamed answer ends. */
@@ -75,13 +77,16 @@ export async function streamAnswer(t: ReplyTarget, content: string, ending: Stre
     for (let i = 0; i < stopAt; i += 1) {
       if (i > 0 && !(await wait(gapMs, t.signal))) return;
       t.res.write(delta({ content: tokens[i] }));
+      t.onToken?.(i);
     }
   } else {
     // As fast as possible, yet in pieces as a network delivers them: one huge buffer would cost the client's
     // SSE parser quadratic time (the openai SDK copies the rest of its buffer after every event).
     for (let i = 0; i < stopAt; i += UNPACED_BATCH) {
       if (i > 0 && !(await nextTurn(t.signal))) return;
-      t.res.write(tokens.slice(i, Math.min(i + UNPACED_BATCH, stopAt)).map((token) => delta({ content: token })).join(''));
+      const end = Math.min(i + UNPACED_BATCH, stopAt);
+      t.res.write(tokens.slice(i, end).map((token) => delta({ content: token })).join(''));
+      for (let k = i; k < end; k += 1) t.onToken?.(k);
     }
   }
   if (ending.kind === 'cut') return cutAfterFlush(t);

@@ -68,3 +68,20 @@ export function hexPrefix(digest: Uint8Array): string {
   for (const byte of digest.subarray(0, OWNER_SEGMENT_LENGTH / 2)) hex += byte.toString(16).padStart(2, '0');
   return hex;
 }
+
+/**
+ * The answer of `GET /api/ai/realtime` (./realtime-config.ts builds it; lib/api/response-schemas.ts
+ * `RealtimeConfig` documents it): here, where browsers can import it.
+ */
+export interface RealtimeConfig {
+  /** False: no realtime push on this stage; read the stream log (long-poll) instead. */
+  available: boolean;
+  /** The Event API's HTTP endpoint (the client library's `httpEndpoint`), when available. */
+  httpEndpoint?: string;
+  /** Its WebSocket endpoint (`wss://…/event/realtime`), when available. */
+  realtimeUrl?: string;
+  /** The caller's owner segment. */
+  ownerSegment: string;
+  /** A job's channel is this followed by its id; `<channelPrefix>*` is every job of the caller. */
+  channelPrefix: string;
+}

@@ -1,5 +1,5 @@
 /**
- * The process's StreamPublisher from its environment: {@link REALTIME_ENDPOINT_ENV} set (the stack sets it on
+ * A StreamPublisher from the environment (the process registers it: ./handler-publishing.ts): {@link REALTIME_ENDPOINT_ENV} set (the stack sets it on
  * every function that writes stream entries; the local runtime sets it to its hub) → an
  * {@link HttpStreamPublisher} signing with the function's own credentials; unset → NO_STREAM_PUBLISHER
  * (LocalStack, or a stage without realtime push: readers long-poll).
@@ -50,14 +50,6 @@ export function streamPublisherFromEnv(env: Readonly<Record<string, string | und
     report: reporter.report,
     onFlushed: reporter.publish,
   });
-}
-
-let shared: StreamPublisher | undefined;
-
-/** One publisher per process (Lambda container or local thread), from `process.env` on first use. */
-export function sharedStreamPublisher(): StreamPublisher {
-  shared ??= streamPublisherFromEnv();
-  return shared;
 }
 
 /** Counts problems for the metrics and logs them, throttled. */

@@ -36,7 +36,7 @@ const QUERIES: Record<string, Record<string, string>> = {
 /** Statuses each route may answer besides 503 in this scenario (its documented non-5xx outcomes). */
 const OUTCOMES: Record<UserAction | AdminAction, number[]> = {
   createJob: [202, 429], getJob: [200, 404], listJobs: [200], cancelJob: [200, 202, 404, 409], getJobResult: [200, 404, 409],
-  getCredential: [200, 404], putCredential: [200, 429], deleteCredential: [204, 404],
+  getCredential: [200, 404], putCredential: [200, 429], deleteCredential: [204, 404], getRealtimeConfig: [200],
   adminListJobs: [200], adminGetJob: [200, 404], adminRetryJob: [200, 201, 404, 409], adminStats: [200],
   adminCancelJob: [200, 202, 404, 409], adminUsage: [200], adminUsageByUser: [200], adminReaperReport: [200],
   getSpend: [200], adminBudgets: [200], adminSetModelLimits: [200], adminResetModelLimits: [200], adminEndCooldown: [200],

@@ -37,6 +37,42 @@ describe('cli', () => {
     expect(run.out).toMatch(/result: 1 artifact\(s\) FeynmanEvaluation\//);
   });
 
+  it('--watch prints the model\'s text as it is written, between status lines, and the final text is the result\'s', async () => {
+    const run = await cli(['create', 'feynman', '--concept', 'Streams', '--text', 'Water flows downhill. [tps:60]', '--watch']);
+    expect(run.code).toBe(0);
+    const jobId = /created ([0-9A-Z]{26})/.exec(run.out)![1]!;
+    const { body } = await e.api('GET', `/api/ai/feynman-evaluations/${jobId}`, { token: user });
+    const lines = run.out.split('\n');
+    const statusAt = (status: string) => lines.findIndex((l) => new RegExp(`^\\S+Z ${status} `).test(l));
+    expect(lines[statusAt('running')]).toMatch(/running +\[-{30}\] +0% attempt 1$/);
+    // The text, on its own line between `running` and `succeeded`, is exactly the result's feedback.
+    const textLine = lines.findIndex((l) => l.startsWith('feedback: '));
+    expect(textLine).toBeGreaterThan(statusAt('running'));
+    expect(statusAt('succeeded')).toBeGreaterThan(textLine);
+    expect(lines[textLine]).toBe(`feedback: ${body.evaluation.feedback}`);
+    expect(run.out).toContain(`gaps[0]: ${JSON.stringify(body.evaluation.gaps[0])}`);
+  });
+
+  it('watch <jobId> prints a quiz\'s questions one by one as each is complete', async () => {
+    const created = await cli(['create', 'quiz', '--text', 'Light travels fast. [tps:200]', '--count', '3', '--difficulty', 'easy']);
+    const jobId = JSON.parse(created.out).jobId as string;
+    const run = await cli(['watch', jobId]);
+    expect(run.code).toBe(0);
+    const { body } = await e.api('GET', `/api/ai/quiz-generations/${jobId}`, { token: user });
+    const printed = run.out.split('\n').filter((l) => l.startsWith('questions['));
+    expect(printed.length).toBe(body.questions.length);
+    printed.forEach((line, i) => expect(line).toMatch(new RegExp(`^questions\\[${i}\\]: \\{`)));
+    expect(run.out).toMatch(/succeeded +\[#{30}\] 100%/);
+  });
+
+  it('watch refuses another user\'s job with the API\'s code', async () => {
+    const created = await cli(['create', 'quiz', '--text', 'Private.', '--count', '2', '--difficulty', 'easy']);
+    const jobId = JSON.parse(created.out).jobId as string;
+    const run = await cli(['watch', jobId], admin);
+    expect(run.code).toBe(1);
+    expect(run.err).toContain('error JOB_NOT_FOUND (HTTP 404)');
+  });
+
   it('sends an idempotency key on every create: its own per invocation, or the one given (a rerun returns the same job)', async () => {
     const { getPrisma } = await import('../../lib/db/client.ts');
     const args = ['create', 'quiz', '--text', 'Keys make retries safe.', '--count', '2', '--difficulty', 'easy'];

@@ -38,7 +38,14 @@ describe('the console on the local runtime', () => {
     const asset = await fetch(`${runtime.url}/console/assets/app.js`);
     expect(asset.headers.get('content-type')).toContain('text/javascript');
     expect((await fetch(`${runtime.url}/console/assets/missing.js`)).status).toBe(404);
-    expect((await fetch(`${runtime.url}/console/config.json`).then((r) => r.json()))).toEqual({ signIn: 'local' });
+    expect((await fetch(`${runtime.url}/console/config.json`).then((r) => r.json()))).toEqual({ signIn: 'local', realtime: { httpEndpoint: runtime.realtime!.httpEndpoint } });
+  });
+
+  it('tells the console where the realtime hub is, and lets its page open the hub\'s WebSocket', async () => {
+    const res = await fetch(`${runtime.url}/console/`);
+    const hubOrigin = new URL(runtime.realtime!.realtimeUrl).origin;
+    expect(hubOrigin).toMatch(/^ws:\/\/127\.0\.0\.1:\d+$/);
+    expect(res.headers.get('content-security-policy')).toContain(`connect-src 'self' ${hubOrigin};`);
   });
 
   it('mints an admin token the admin API accepts', async () => {

@@ -56,6 +56,16 @@ describe('the Event API', () => {
   });
 });
 
+describe('the admin console', () => {
+  it("lets its page open the Event API's WebSocket (CSP connect-src names the realtime domain)", () => {
+    const [[, policy]] = resources(dev, 'AWS::CloudFront::ResponseHeadersPolicy') as [[string, Resource]];
+    const csp = JSON.stringify(policy.Properties.ResponseHeadersPolicyConfig.SecurityHeadersConfig.ContentSecurityPolicy.ContentSecurityPolicy);
+    expect(csp).toContain("connect-src 'self' https: wss://");
+    expect(csp).toContain(apiId(dev));
+    expect(csp).toContain('Dns.Realtime');
+  });
+});
+
 describe('publishers', () => {
   const movers = ['ApiUser', 'ApiAdmin', 'ConsumerInteractive', 'ConsumerBackground', 'Dispatcher', 'Reaper'];
 

@@ -199,6 +199,23 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/ai/realtime": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** Where to subscribe to realtime pushes of the caller's jobs (the AppSync Events endpoint and the caller's channels), or that this stage has none */
+        get: operations["getRealtimeConfig"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/admin-api/ai/jobs": {
         parameters: {
             query?: never;
@@ -778,6 +795,18 @@ export interface components {
                 explanation: string;
                 difficulty: string;
             }[];
+        };
+        RealtimeConfig: {
+            /** @description False: this stage has no realtime push; read `GET /api/ai/jobs/{jobId}/stream` (long-poll) instead */
+            available: boolean;
+            /** @description The AppSync Events HTTP endpoint (the client library's `httpEndpoint`), when available */
+            httpEndpoint?: string;
+            /** @description Its WebSocket endpoint (`wss://…/event/realtime`), when available */
+            realtimeUrl?: string;
+            /** @description The caller's owner segment: the first 40 hex digits of SHA-256 of the token's `sub` */
+            ownerSegment: string;
+            /** @description A job's channel is this followed by its id (`/jobs/<ownerSegment>/<jobId>`) */
+            channelPrefix: string;
         };
         ReaperReport: {
             /** Format: date-time */
@@ -2465,6 +2494,111 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["UserSpendResponse"];
+                };
+            };
+            /** @description VALIDATION_FAILED: malformed body, query, path parameter or header, or text that is not well-formed Unicode (field paths in `details`) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description API Gateway's JWT authorizer: `{"message":"Unauthorized"}` (missing, invalid or expired token); or UNAUTHORIZED from the handler (a token whose `sub` cannot be a user id) */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"] | components["schemas"]["GatewayErrorResponse"];
+                };
+            };
+            /** @description JOB_NOT_FOUND / CREDENTIAL_NOT_FOUND (another user's job is reported as not found); API Gateway answers `{"message":"Not Found"}` for a path no route matches */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"] | components["schemas"]["GatewayErrorResponse"];
+                };
+            };
+            /** @description PAYLOAD_TOO_LARGE: the body exceeds 64 KiB; API Gateway answers `{"message":"Request Entity Too Large"}` past its 10 MB */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"] | components["schemas"]["GatewayErrorResponse"];
+                };
+            };
+            /** @description UNSUPPORTED_MEDIA_TYPE: a body sent with a Content-Type other than application/json (UTF-8) */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description TOO_MANY_JOBS (active jobs of the type at the limit), QUOTA_EXCEEDED (daily quota used up), SPEND_LIMIT_REACHED (a spending cap that applies to the job is reached; Retry-After: its UTC period's end) or TOO_MANY_KEY_WRITES (10 key stores within the hour), with Retry-After; API Gateway's stage throttling answers `{"message":"Too Many Requests"}` */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before trying again (responses from the handler) */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"] | components["schemas"]["GatewayErrorResponse"];
+                };
+            };
+            /** @description API Gateway: request line and header values above 10240 bytes, `{"message":"Request Header Fields Too Large"}` */
+            431: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["GatewayErrorResponse"];
+                };
+            };
+            /** @description INTERNAL: unexpected error (no detail); API Gateway answers `{"message":"Internal Server Error"}` when the function fails */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"] | components["schemas"]["GatewayErrorResponse"];
+                };
+            };
+            /** @description PLATFORM_UNAVAILABLE with Retry-After: the database or another platform service is unreachable, dropped the connection, or stayed contended; API Gateway answers `{"message":"Service Unavailable"}` when the integration times out. Not proof that nothing happened: a create may have committed — repeat it with the same Idempotency-Key */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before trying again (responses from the handler) */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"] | components["schemas"]["GatewayErrorResponse"];
+                };
+            };
+        };
+    };
+    getRealtimeConfig: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["RealtimeConfig"];
                 };
             };
             /** @description VALIDATION_FAILED: malformed body, query, path parameter or header, or text that is not well-formed Unicode (field paths in `details`) */

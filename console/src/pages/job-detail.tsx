@@ -2,32 +2,34 @@
  * Job detail (`GET /admin-api/ai/jobs/{jobId}`): status, lineage, the transition timeline (actor, time,
  * reason, lease version), usage per attempt with the models each used (more than one = a fallback), latency
  * and errors, the redacted input snapshot, artifacts and business rows, the internal error, and the retry and
- * cancel actions with confirmation (retry links the new job). An open job's page refreshes itself.
+ * cancel actions with confirmation (retry links the new job). An open job's page follows it live: its output as
+ * the model writes it and a reload of the job on each status change (../components/live-output.tsx).
  */
 import { useState } from 'preact/hooks';
 import { api, RETRYABLE_STATES, unwrap, type AdminJobDetail } from '../api/client.ts';
 import { ConfirmButton } from '../components/confirm.tsx';
 import { BusinessRows, CancelJob, CANCELLABLE_STATES, InputSnapshot } from '../components/job-extras.tsx';
+import { LiveOutput } from '../components/live-output.tsx';
 import { LoadStatus, StateBadge } from '../components/status.tsx';
 import { formatCount, formatDuration, formatTime, formatUsd } from '../format.ts';
 import { useLoad } from '../hooks.ts';
 
-/** How often an open (queued or running) job's page reloads it. */
-export const OPEN_JOB_REFRESH_MS = 2_000;
-
 export function JobDetailPage({ jobId }: { jobId: string }) {
-  const [open, setOpen] = useState(true);
+  // Per job: whether it was open when its page first loaded it; then the page follows it live to its end.
+  const [openAtLoad, setOpenAtLoad] = useState<Record<string, boolean>>({});
   const job = useLoad(async () => {
     const view = unwrap(await api.GET('/admin-api/ai/jobs/{jobId}', { params: { path: { jobId } } }));
-    setOpen(CANCELLABLE_STATES.includes(view.lifecycleStatus));
+    setOpenAtLoad((seen) => (jobId in seen ? seen : { ...seen, [jobId]: CANCELLABLE_STATES.includes(view.lifecycleStatus) }));
     return view;
-  }, [jobId], open ? OPEN_JOB_REFRESH_MS : undefined);
+  }, [jobId]);
+  const live = openAtLoad[jobId] === true && job.data?.jobId === jobId;
   return (
     <>
       <h1 tabIndex={-1}>Job <code>{jobId}</code></h1>
       <LoadStatus loading={job.loading && !job.data} error={job.error} />
       {job.data && <Summary job={job.data} />}
       {job.data && <Actions job={job.data} reload={job.reload} />}
+      {job.data && live && <LiveOutput job={job.data} onStatus={job.reload} />}
       {job.data && <Timeline job={job.data} />}
       {job.data && <Attempts job={job.data} />}
       {job.data && <InputSnapshot job={job.data} />}

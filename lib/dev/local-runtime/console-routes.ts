@@ -38,6 +38,8 @@ export interface ConsoleRoutesOptions {
   audience: TokenAudience;
   /** When set (local-oidc.ts), config.json asks the console to sign in through this issuer, as on a stage. */
   oidc?: { issuer: string; clientId: string };
+  /** The local realtime hub: config.json names its endpoint, and the CSP lets the page open its WebSocket. */
+  realtime?: { httpEndpoint: string; realtimeUrl: string };
 }
 
 /** A request handler for the console's paths; resolves false for any other path (the API's). */
@@ -59,7 +61,8 @@ export function createConsoleRoutes(o: ConsoleRoutesOptions) {
     }
     const headers = securityHeaders(o);
     if (path === `${CONSOLE_PATH}config.json`) {
-      const config = o.oidc ? { signIn: 'oidc', issuer: o.oidc.issuer, clientId: o.oidc.clientId } : { signIn: 'local' };
+      const signIn = o.oidc ? { signIn: 'oidc', issuer: o.oidc.issuer, clientId: o.oidc.clientId } : { signIn: 'local' };
+      const config = { ...signIn, ...(o.realtime ? { realtime: { httpEndpoint: o.realtime.httpEndpoint } } : {}) };
       send(res, 200, '.json', JSON.stringify(config), 'no-store', headers);
       return true;
     }
@@ -68,10 +71,14 @@ export function createConsoleRoutes(o: ConsoleRoutesOptions) {
   };
 }
 
-/** {@link CONSOLE_SECURITY_HEADERS}, with a trusted OIDC issuer's origin allowed to be fetched (discovery, token). */
+/**
+ * {@link CONSOLE_SECURITY_HEADERS}, with a trusted OIDC issuer's origin allowed to be fetched (discovery, token)
+ * and the realtime hub's WebSocket origin allowed to be opened.
+ */
 function securityHeaders(o: ConsoleRoutesOptions): Readonly<Record<string, string>> {
-  if (!o.oidc) return CONSOLE_SECURITY_HEADERS;
-  const csp = CONSOLE_SECURITY_HEADERS['content-security-policy']!.replace("connect-src 'self'", `connect-src 'self' ${new URL(o.oidc.issuer).origin}`);
+  const extra = [o.oidc ? new URL(o.oidc.issuer).origin : '', o.realtime ? new URL(o.realtime.realtimeUrl).origin : ''].filter(Boolean);
+  if (extra.length === 0) return CONSOLE_SECURITY_HEADERS;
+  const csp = CONSOLE_SECURITY_HEADERS['content-security-policy']!.replace("connect-src 'self'", `connect-src 'self' ${extra.join(' ')}`);
   return { ...CONSOLE_SECURITY_HEADERS, 'content-security-policy': csp };
 }
 

@@ -12,6 +12,7 @@ import { consumeBatch } from '../../engine/consumer.ts';
 import type { EngineDeps } from '../../engine/engine-deps.ts';
 import type { LeaseTiming } from '../../engine/lease-keeper.ts';
 import { JOB_QUEUE_NAMES, type QueueName } from '../../queue/queue-definitions.ts';
+import { withStreamPublishing } from '../../realtime/handler-publishing.ts';
 import { startPoller, type Poller } from './queue-poller.ts';
 
 /**
@@ -44,7 +45,8 @@ export function startConsumers(o: { queues: QueueTargets; engine: EngineDeps; lo
     return startPoller({
       sqs, queueUrl, queueArn, concurrency: CONSUMER_CONCURRENCY[name], batchSize: 10,
       onError: (err) => o.log(`${name} consumer: ${(err as Error).name}: ${(err as Error).message}`),
-      handle: (event) => consumeBatch(event, { queueUrl, sqs, engine: o.engine, stopping: stopping.signal }),
+      // As the consumer Lambda: the batch's pushes are flushed (bounded) before the batch is acknowledged.
+      handle: withStreamPublishing((event) => consumeBatch(event, { queueUrl, sqs, engine: o.engine, stopping: stopping.signal })),
     });
   });
   return {

@@ -19,8 +19,11 @@ export interface LocalRealtimeOptions {
   oidc?: LocalOidcSettings;
 }
 
+/** The hub; stopping it also takes {@link REALTIME_ENDPOINT_ENV} back to what it was before the hub started. */
+export type LocalRealtime = RealtimeHub;
+
 /** Starts the hub and points this process's (and its future threads') publishers at it. */
-export async function startLocalRealtime(env: NodeJS.ProcessEnv, o: LocalRealtimeOptions): Promise<RealtimeHub> {
+export async function startLocalRealtime(env: NodeJS.ProcessEnv, o: LocalRealtimeOptions): Promise<LocalRealtime> {
   const admin = adminPolicyFromEnv(env);
   const oidcVerify = o.oidc ? createOidcVerifier(o.oidc) : undefined;
   const hub = await startRealtimeHub({
@@ -32,6 +35,16 @@ export async function startLocalRealtime(env: NodeJS.ProcessEnv, o: LocalRealtim
       credentials: { accessKeyId: env.AWS_ACCESS_KEY_ID ?? 'local', secretAccessKey: env.AWS_SECRET_ACCESS_KEY ?? 'local' },
     },
   });
+  const before = env[REALTIME_ENDPOINT_ENV];
   env[REALTIME_ENDPOINT_ENV] = hub.httpEndpoint;
-  return hub;
+  let stopped: Promise<void> | undefined;
+  return {
+    ...hub,
+    // Idempotent: the runtime stops it on shutdown, and may have stopped it before (a hub that went away).
+    stop: () => (stopped ??= hub.stop().finally(() => {
+      if (env[REALTIME_ENDPOINT_ENV] !== hub.httpEndpoint) return;
+      if (before === undefined) delete env[REALTIME_ENDPOINT_ENV];
+      else env[REALTIME_ENDPOINT_ENV] = before;
+    })),
+  };
 }

@@ -27,6 +27,7 @@ import { logEventRoute } from './log-event-route.ts';
 import { startBackgroundWork, type BackgroundWork } from './background-work.ts';
 import { startLocalRealtime } from './local-realtime.ts';
 import type { RealtimeHub } from './realtime-hub.ts';
+import { registerLocalPublisher } from './local-publisher.ts';
 import { jobRegistry } from '../../jobs/registry.ts';
 
 export { DEFAULT_JWT_KEY_FILE, LOCAL_TOKEN_AUDIENCE };
@@ -55,7 +56,10 @@ export interface LocalRuntimeOptions {
   maintenanceIntervalMs?: number;
   /** The built admin console served at /console/ (default console/dist). */
   consoleDistDir?: string;
-  /** The realtime hub's port (0: a free one); `false`: no hub, and publishers stay off (readers long-poll). */
+  /**
+   * The realtime hub's port (0: a free one). `false`: no hub; publishers publish where REALTIME_HTTP_ENDPOINT
+   * points, as deployed functions do, or nowhere when it is unset (readers long-poll).
+   */
   realtimePort?: number | false;
   log?: (line: string) => void;
 }
@@ -72,8 +76,11 @@ export interface LocalRuntime {
   audience: TokenAudience;
   aws: LocalAws;
   mock?: MockAiServer;
-  /** The local AppSync Events stand-in (absent with `realtimePort: false`). */
-  realtime?: Pick<RealtimeHub, 'httpEndpoint' | 'realtimeUrl'>;
+  /**
+   * The local AppSync Events stand-in (absent with `realtimePort: false`). `stop()` ends the hub alone, as a
+   * realtime service that goes away: jobs go on, publishes fail (bounded, counted), readers fall back to the log.
+   */
+  realtime?: Pick<RealtimeHub, 'httpEndpoint' | 'realtimeUrl' | 'stop'>;
   /** Stops taking requests and messages, lets in-flight jobs finish (bounded), closes everything. */
   stop(): Promise<void>;
 }
@@ -108,6 +115,8 @@ export async function startLocalRuntime(o: LocalRuntimeOptions): Promise<LocalRu
     port: o.realtimePort ?? 0, host: o.host ?? '127.0.0.1', jwtKey, audience: LOCAL_TOKEN_AUDIENCE, ...(oidc ? { oidc } : {}),
   });
   if (realtime) log(`realtime push (AppSync Events protocol): ${realtime.realtimeUrl} (publish: ${realtime.httpEndpoint})`);
+  // Every transition and chunk of this thread (API handlers, dispatcher, reaper, boot recovery) publishes here.
+  const publishing = registerLocalPublisher(env, log);
 
   const dispatcher = localDispatcher(aws, log);
   // Handlers are imported after the environment is complete: they read it when first used.
@@ -126,6 +135,7 @@ export async function startLocalRuntime(o: LocalRuntimeOptions): Promise<LocalRu
   if (oidc) log(`console sign-in: OIDC at ${oidc.issuer} (client ${oidc.clientId}); its tokens are trusted too (LOCAL_OIDC_ISSUER)`);
   const localRoutes = createConsoleRoutes({
     distDir: o.consoleDistDir ?? DEFAULT_CONSOLE_DIST, jwtKey, audience: LOCAL_TOKEN_AUDIENCE, ...(oidc ? { oidc: { issuer: oidc.issuer, clientId: oidc.clientId } } : {}),
+    ...(realtime ? { realtime: { httpEndpoint: realtime.httpEndpoint, realtimeUrl: realtime.realtimeUrl } } : {}),
   });
   const server = createGatewayServer({
     jwtKey, audience: LOCAL_TOKEN_AUDIENCE, userHandler, adminHandler, streamHandler, localRoutes, onError: (err) => log(`gateway error: ${(err as Error).message}`),
@@ -134,11 +144,12 @@ export async function startLocalRuntime(o: LocalRuntimeOptions): Promise<LocalRu
   const port = await listen(server, o.port, o.host ?? '127.0.0.1');
   return {
     url: `http://127.0.0.1:${port}`, consoleUrl: `http://127.0.0.1:${port}${CONSOLE_PATH}`, port, jwtKey, audience: LOCAL_TOKEN_AUDIENCE, aws, ...(mock ? { mock } : {}),
-    ...(realtime ? { realtime: { httpEndpoint: realtime.httpEndpoint, realtimeUrl: realtime.realtimeUrl } } : {}),
+    ...(realtime ? { realtime: { httpEndpoint: realtime.httpEndpoint, realtimeUrl: realtime.realtimeUrl, stop: realtime.stop } } : {}),
     stop: async () => {
       await new Promise<void>((resolve) => server.close(() => resolve()));
       server.closeAllConnections?.();
       await work.stop();
+      await publishing.unregister();
       await realtime?.stop();
       await mock?.close();
       await aws.stop();
