@@ -8,8 +8,11 @@ import { defineConfig } from 'vite';
 export default defineConfig({
   root: fileURLToPath(new URL('.', import.meta.url)),
   base: '/console/',
+  // Always the production build, also when the caller's NODE_ENV is `test` (vitest sets it, and `npm start`
+  // run from a test inherits it): JSX would otherwise be compiled in development form, with source locations.
+  mode: 'production',
   logLevel: 'warn',
-  oxc: { jsx: { runtime: 'automatic', importSource: 'preact' } },
+  oxc: { jsx: { runtime: 'automatic', importSource: 'preact', development: false } },
   build: {
     outDir: 'dist',
     emptyOutDir: true,

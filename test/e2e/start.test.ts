@@ -17,6 +17,8 @@ function startProcess(env: Record<string, string>) {
 describe('npm start', () => {
   it('prints the listening line when ready, serves the API, and exits 0 on SIGINT', async () => {
     const child = startProcess({ DATABASE_URL: process.env.DATABASE_URL ?? '' });
+    let stderr = '';
+    child.stderr!.on('data', (chunk) => (stderr += String(chunk)));
     const lines = createInterface({ input: child.stdout! });
     let url: string | undefined;
     let consoleLine: string | undefined;
@@ -28,7 +30,7 @@ describe('npm start', () => {
         break;
       }
     }
-    expect(url).toBeDefined();
+    expect(url, `npm start ended before its listening line; its stderr:\n${stderr}`).toBeDefined();
     expect(consoleLine).toContain(`${url}/console/`);
     expect((await fetch(`${url}/api/ai/jobs`)).status).toBe(401);
     child.kill('SIGINT');
