@@ -3,8 +3,9 @@
  * BENCH_STREAM_TPS tokens a second (default 50, as MOCK_AI_TOKENS_PER_SECOND would):
  *
  * 1. Database cost: every interactive consumer slot busy with a streaming job, MariaDB's general log on for the
- *    runtime's own database user (test/helpers/general-log.ts, as bench:peers): write statements per second per
- *    streaming job (all of them, and the chunk appends alone), over the jobs' running time.
+ *    runtime's own database user (test/helpers/general-log.ts, as bench:peers): write statements per job by
+ *    table; what streaming adds (the chunk appends) per second of a job's running time, and every job's own
+ *    lifecycle writes (the same whether it streams or not), then all of them per second of running time.
  * 2. Latency: BENCH_STREAM_JOBS jobs, every interactive slot kept busy, each job's owner subscribed through the
  *    runtime's realtime hub: provider token → client, p50 and p99 over every text entry pushed (./stream-parts.ts).
  * 3. Fan-out: BENCH_STREAM_SUBSCRIBERS subscribers (default 1,000, each its own connection) to one user's jobs;
@@ -82,7 +83,7 @@ async function untilFinished(jobIds: readonly string[]): Promise<void> {
 }
 
 /** Part 1: write statements per second per streaming job while every slot streams. */
-async function databaseCost(tokens: string[]): Promise<{ all: number; appends: number; runningSeconds: number; perJob: { all: number; appends: number } }> {
+async function databaseCost(tokens: string[]): Promise<{ all: number; appends: number; runningSeconds: number; perJob: { all: number; appends: number }; byTable: Map<string, number> }> {
   const start = await serverNow(admin);
   const jobs = await Promise.all(tokens.map((t) => create(t)));
   const ids = jobs.map((j) => j.jobId);
@@ -100,7 +101,12 @@ async function databaseCost(tokens: string[]): Promise<{ all: number; appends: n
     `SELECT SUM(TIMESTAMPDIFF(MICROSECOND, startedAt, finishedAt)) / 1e6 AS s FROM ${DATABASE}.AiJob WHERE id IN (?)`, [ids]);
   const runningSeconds = Number(time?.s);
   const appends = writes.filter((s) => /AiJobStreamChunk/.test(s)).length;
-  return { all: writes.length / runningSeconds, appends: appends / runningSeconds, runningSeconds, perJob: { all: writes.length / ids.length, appends: appends / ids.length } };
+  const byTable = new Map<string, number>();
+  for (const w of writes) {
+    const table = /^(?:INSERT\s+(?:IGNORE\s+)?INTO|UPDATE|DELETE\s+FROM|REPLACE\s+INTO)\s+`?(\w+)/i.exec(w)?.[1] ?? '?';
+    byTable.set(table, (byTable.get(table) ?? 0) + 1 / ids.length);
+  }
+  return { all: writes.length / runningSeconds, appends: appends / runningSeconds, runningSeconds, perJob: { all: writes.length / ids.length, appends: appends / ids.length }, byTable };
 }
 
 /** Part 2: provider token → subscribed client, every slot busy (each job's owner subscribed to all their jobs). */
@@ -162,8 +168,11 @@ try {
   const subs = Array.from({ length: slots }, (_, i) => `stream-bench-${i}`);
   const tokens = await Promise.all(subs.map((sub) => signLocalToken(runtime.jwtKey, { sub, ...runtime.audience, expiresIn: '2h' })));
   const cost = await databaseCost(tokens);
-  console.log(`db_write_statements_per_streaming_job_s=${cost.all.toFixed(2)} chunk_appends_per_streaming_job_s=${cost.appends.toFixed(2)} `
-    + `(per job: ${cost.perJob.all.toFixed(1)} write statements, ${cost.perJob.appends.toFixed(1)} appends; ${slots} jobs running ${cost.runningSeconds.toFixed(1)} s in all; general log)`);
+  const tables = [...cost.byTable].sort((a, b) => b[1] - a[1]).map(([t, n]) => `${t} ${n.toFixed(1)}`).join(', ');
+  console.log(`write statements per job by table: ${tables}`);
+  console.log(`stream_writes_per_streaming_job_s=${cost.appends.toFixed(2)} (the chunk appends: what streaming adds) `
+    + `lifecycle_writes_per_job=${(cost.perJob.all - cost.perJob.appends).toFixed(1)} (create, claim, status entries, projection: every job's, streaming or not) `
+    + `all_writes_per_streaming_job_s=${cost.all.toFixed(2)} (${slots} jobs running ${cost.runningSeconds.toFixed(1)} s in all; general log)`);
   const samples = await latency(tokens, subs);
   const p50 = percentile(samples, 50);
   console.log(`stream_latency_ms p50=${p50.toFixed(1)} p99=${percentile(samples, 99).toFixed(1)} samples=${samples.length} jobs=${jobsToTime} slots=${slots} tps=${tps}`);
