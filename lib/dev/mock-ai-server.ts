@@ -40,6 +40,7 @@ import { sendError, wait } from './mock-replies.ts';
 import { SCENARIOS } from './mock-scenarios.ts';
 import { MockRateLimiter } from './mock-rate-limit.ts';
 import type { MockAiServerOptions, MockAnswer, MockChatRequestBody } from './mock-ai-types.ts';
+import { readBodyUpTo } from './read-body.ts';
 
 export type { MockAiServerOptions, MockAnswer, MockChatContext, MockChatRequestBody, MockRespond } from './mock-ai-types.ts';
 export { parseMarkers } from './mock-markers.ts';
@@ -212,15 +213,10 @@ const MAX_BODY_BYTES = 1_000_000;
 
 /** The body as a chat completion request, or undefined when it is not one. */
 async function readJson(req: IncomingMessage): Promise<MockChatRequestBody | undefined> {
-  let size = 0;
-  const chunks: Buffer[] = [];
-  for await (const chunk of req as AsyncIterable<Buffer>) {
-    size += chunk.length;
-    if (size > MAX_BODY_BYTES) return undefined;
-    chunks.push(chunk);
-  }
+  const raw = await readBodyUpTo(req, MAX_BODY_BYTES);
+  if (raw === undefined) return undefined;
   try {
-    const body = JSON.parse(Buffer.concat(chunks).toString('utf8')) as MockChatRequestBody;
+    const body = JSON.parse(raw.toString('utf8')) as MockChatRequestBody;
     return typeof body?.model === 'string' && Array.isArray(body.messages) ? body : undefined;
   } catch {
     return undefined;

@@ -14,6 +14,7 @@ import { STREAM_FUNCTION_TIMEOUT_SECONDS } from '../../stream/long-poll.ts';
 import { toAuthorizerClaims, verifyLocalToken, type LocalJwtKey, type TokenAudience } from '../../api/local-jwt.ts';
 import type { JWTPayload } from 'jose';
 import { unverifiedIssuer } from './local-oidc.ts';
+import { readBodyUpTo } from '../read-body.ts';
 
 export type ApiHandler = (event: APIGatewayProxyEventV2WithJWTAuthorizer, context: Context) => Promise<APIGatewayProxyResultV2>;
 
@@ -60,7 +61,7 @@ async function handle(req: http.IncomingMessage, res: http.ServerResponse, o: Ga
     req.resume();
     return send(res, 404, { message: 'Not Found' });
   }
-  const body = await readBody(req);
+  const body = await readBodyUpTo(req, MAX_BODY_BYTES);
   if (body === undefined) return send(res, 413, { message: 'Request Entity Too Large' });
   const token = /^Bearer\s+(\S+)$/i.exec(req.headers.authorization ?? '')?.[1];
   let claims: Record<string, string>;
@@ -163,17 +164,6 @@ function lambdaContext(functionName: string, timeoutSeconds: number): Context {
     getRemainingTimeInMillis: () => Math.max(0, deadline - Date.now()),
     done: () => undefined, fail: () => undefined, succeed: () => undefined,
   };
-}
-
-async function readBody(req: http.IncomingMessage): Promise<Buffer | undefined> {
-  const chunks: Buffer[] = [];
-  let size = 0;
-  for await (const chunk of req) {
-    size += (chunk as Buffer).length;
-    if (size > MAX_BODY_BYTES) return undefined;
-    chunks.push(chunk as Buffer);
-  }
-  return Buffer.concat(chunks);
 }
 
 function writeResult(res: http.ServerResponse, result: APIGatewayProxyResultV2): void {

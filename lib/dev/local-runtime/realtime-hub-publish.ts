@@ -12,6 +12,7 @@ import { channelSegments, JOBS_NAMESPACE } from '../../realtime/channel.ts';
 import { EVENTS_ERROR_TYPES, MAX_EVENTS_PER_PUBLISH, MAX_EVENT_BYTES } from '../../realtime/events-protocol.ts';
 import { verifyEventsSignature } from '../../realtime/sigv4.ts';
 import type { HubChannels } from './realtime-hub-channels.ts';
+import { readBodyUpTo } from '../read-body.ts';
 
 /** Publish bodies above this are refused unread (5 events of 240 KB, escaped, fit well below). */
 const MAX_BODY_BYTES = 4 * 1024 * 1024;
@@ -28,7 +29,7 @@ export async function handlePublish(req: http.IncomingMessage, res: http.ServerR
     req.resume();
     return answer(res, 405, failure(EVENTS_ERROR_TYPES.badRequest, 'Publish with POST'));
   }
-  const body = await readBody(req);
+  const body = (await readBodyUpTo(req, MAX_BODY_BYTES))?.toString('utf8');
   if (body === undefined) return answer(res, 413, failure(EVENTS_ERROR_TYPES.badRequest, 'Request too large'));
   const signed = await verifyEventsSignature(
     { method: 'POST', host: req.headers.host ?? '', path: req.url ?? '/event', headers: req.headers, body }, ctx.region, ctx.credentials,
@@ -78,13 +79,3 @@ function answer(res: http.ServerResponse, status: number, body: unknown): void {
   res.end(JSON.stringify(body));
 }
 
-async function readBody(req: http.IncomingMessage): Promise<string | undefined> {
-  const chunks: Buffer[] = [];
-  let size = 0;
-  for await (const chunk of req) {
-    size += (chunk as Buffer).length;
-    if (size > MAX_BODY_BYTES) return undefined;
-    chunks.push(chunk as Buffer);
-  }
-  return Buffer.concat(chunks).toString('utf8');
-}
