@@ -49,8 +49,8 @@ export async function createQuiz(baseUrl: string, token: string, sourceText: str
 export const FAILING_TEXT = 'Mitochondria make ATP. [scenario:unauthorized]';
 
 /** Waits until the job is in `state` in the database. */
-export async function waitForState(db: mysql.Connection, jobId: string, state: string): Promise<void> {
-  await expect.poll(async () => (await one(db, 'SELECT lifecycleStatus AS s FROM AiJob WHERE id = ?', [jobId]))?.s, { timeout: 30_000 }).toBe(state);
+export async function waitForState(db: mysql.Connection, jobId: string, state: string, timeout = 30_000): Promise<void> {
+  await expect.poll(async () => (await one(db, 'SELECT lifecycleStatus AS s FROM AiJob WHERE id = ?', [jobId]))?.s, { timeout }).toBe(state);
 }
 
 /** Waits until no job is queued or running, so counts stay still while a spec compares them. */

@@ -2,7 +2,7 @@
  * Job detail (`GET /admin-api/ai/jobs/{jobId}`): status, lineage, the transition timeline (actor, time,
  * reason, lease version), usage per attempt with the models each used (more than one = a fallback), latency
  * and errors, the redacted input snapshot, artifacts and business rows, the internal error, and the retry and
- * cancel actions with confirmation (retry links the new job). An open job's page follows it live: its output as
+ * cancel actions with confirmation (retry links the new job), and why a parked job waits (docs/budgets.md). An open job's page follows it live: its output as
  * the model writes it and a reload of the job on each status change (../components/live-output.tsx).
  */
 import { useState } from 'preact/hooks';
@@ -43,6 +43,7 @@ function Summary({ job }: { job: AdminJobDetail }) {
     ['State', <StateBadge state={job.lifecycleStatus} />],
     ['Type', job.jobType], ['User', job.userId], ['Queue', job.queueName], ['Trigger', job.triggerType],
     ['Attempts', `${job.attemptCount} of ${job.maxAttempts}`], ['Credential', job.credentialMode],
+    ['Waiting for', job.waitingFor ? `${job.waitingFor.reason.replace('_', ' ')} until ${formatTime(job.waitingFor.until)} (since ${formatTime(job.waitingFor.since)}; no attempt spent)` : '—'],
     ['Model', job.modelProvider ? `${job.modelProvider}/${job.modelName ?? '?'}` : '—'],
     ['Created', formatTime(job.createdAt)], ['Started', formatTime(job.startedAt)], ['Finished', formatTime(job.finishedAt)],
     ['Run time', job.startedAt ? formatDuration(job.startedAt, job.finishedAt) : '—'],
