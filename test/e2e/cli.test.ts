@@ -1,6 +1,6 @@
 /** The CLI against the running local runtime, over HTTP. */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { main } from '../../lib/cli/main.ts';
+import { runCli } from '../helpers/cli-run.ts';
 import { startE2e, type E2e } from '../helpers/e2e-runtime.ts';
 
 let e: E2e;
@@ -12,21 +12,8 @@ beforeAll(async () => {
 });
 afterAll(async () => e.stop());
 
-/** Runs the CLI, capturing what it writes. */
-async function cli(args: string[], token = user): Promise<{ code: number; out: string; err: string }> {
-  const out: string[] = [];
-  const err: string[] = [];
-  const original = { out: process.stdout.write.bind(process.stdout), err: process.stderr.write.bind(process.stderr) };
-  process.stdout.write = ((chunk: unknown) => out.push(String(chunk)) > 0) as typeof process.stdout.write;
-  process.stderr.write = ((chunk: unknown) => err.push(String(chunk)) > 0) as typeof process.stderr.write;
-  try {
-    const code = await main([...args, '--api-url', e.runtime.url, '--token', token]);
-    return { code, out: out.join(''), err: err.join('') };
-  } finally {
-    process.stdout.write = original.out;
-    process.stderr.write = original.err;
-  }
-}
+/** Runs the CLI as `user` (or `token`), capturing what it writes. */
+const cli = (args: string[], token = user) => runCli(e.runtime.url, args, token);
 
 describe('cli', () => {
   it('creates a job and watches it to success with a progress bar', async () => {
