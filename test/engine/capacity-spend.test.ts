@@ -4,7 +4,7 @@
  * takes one reservation; the database unreachable while reserving gives the attempt back like any
  * infrastructure failure.
  */
-import { afterAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import type { SQSBatchResponse } from 'aws-lambda';
 import { ReceiveMessageCommand } from '@aws-sdk/client-sqs';
 import { getPrisma } from '../../lib/db/client.ts';
@@ -18,19 +18,13 @@ import { DEFAULT_MODEL_LIMITS, ProviderLimitsConfig } from '../../lib/capacity/l
 import { consumeBatch } from '../../lib/engine/consumer.ts';
 import { findJobWaits } from '../../lib/capacity/waits-repository.ts';
 import type { EngineCheckpoints } from '../../lib/engine/engine-deps.ts';
-import { startEngineHarness, toSqsEvent, type EngineHarness } from '../helpers/engine-harness.ts';
+import { harnessesClosedAfterAll, toSqsEvent } from '../helpers/engine-harness.ts';
 import { NO_CAPS } from '../helpers/capacity.ts';
 import { testRegistry } from '../helpers/test-job-types.ts';
 
 const db = getPrisma();
 const job = (id: string) => db.aiJob.findUniqueOrThrow({ where: { id } });
-const harnesses: EngineHarness[] = [];
-const start = async (...args: Parameters<typeof startEngineHarness>) => {
-  const h = await startEngineHarness(...args);
-  harnesses.push(h);
-  return h;
-};
-afterAll(async () => Promise.all(harnesses.map((h) => h.close())));
+const start = harnessesClosedAfterAll();
 
 const limits = new ProviderLimitsConfig(DEFAULT_MODEL_LIMITS);
 /** The mock priced as deepseek-chat, so its calls cost money under a cap. */

@@ -4,7 +4,7 @@
  * take waits through its message's visibility without spending an attempt — at most CAPACITY_WAIT_RECEIVES times
  * per message, then on a new message — so nothing dead-letters for waiting.
  */
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { GetQueueAttributesCommand, ReceiveMessageCommand } from '@aws-sdk/client-sqs';
 import { getPrisma } from '../../lib/db/client.ts';
 import { runAtomically } from '../../lib/db/sql-pool.ts';
@@ -20,19 +20,13 @@ import { lockJob } from '../../lib/jobs/lifecycle-repository.ts';
 import { parkForCapacity } from '../../lib/jobs/lifecycle-wait.ts';
 import { DEFAULT_REAPER_OPTIONS, reapOverdueRetries } from '../../lib/engine/reaper.ts';
 import { runDispatchCycle } from '../../lib/outbox/dispatcher.ts';
-import { startEngineHarness, type EngineHarness } from '../helpers/engine-harness.ts';
+import { harnessesClosedAfterAll, type EngineHarness } from '../helpers/engine-harness.ts';
 import { holdRequest, NO_CAPS } from '../helpers/capacity.ts';
 import { testRegistry } from '../helpers/test-job-types.ts';
 
 const db = getPrisma();
 const job = (id: string) => db.aiJob.findUniqueOrThrow({ where: { id } });
-const harnesses: EngineHarness[] = [];
-const start = async (...args: Parameters<typeof startEngineHarness>) => {
-  const h = await startEngineHarness(...args);
-  harnesses.push(h);
-  return h;
-};
-afterAll(async () => Promise.all(harnesses.map((h) => h.close())));
+const start = harnessesClosedAfterAll();
 
 async function deadLetters(h: EngineHarness): Promise<number> {
   const url = h.queues.interactive.queueUrl.replace('-interactive.fifo', '-interactive-dlq.fifo');

@@ -4,6 +4,7 @@
  * receives real SQS messages and hands them to the Lambda batch handler logic.
  */
 import { randomBytes } from 'node:crypto';
+import { afterAll } from 'vitest';
 import { ReceiveMessageCommand, type Message, type SQSClient } from '@aws-sdk/client-sqs';
 import type { SQSBatchResponse } from 'aws-lambda';
 import { deleteAcknowledged, toSqsEvent } from '../../lib/dev/local-runtime/queue-poller.ts';
@@ -134,3 +135,14 @@ export async function startEngineHarness(opts: HarnessOptions = {}): Promise<Eng
 }
 
 export { toSqsEvent };
+
+/** A `start` that records each harness it starts, all closed after the file's tests (`afterAll`). */
+export function harnessesClosedAfterAll(): (...args: Parameters<typeof startEngineHarness>) => Promise<EngineHarness> {
+  const harnesses: EngineHarness[] = [];
+  afterAll(async () => Promise.all(harnesses.map((h) => h.close())));
+  return async (...args) => {
+    const h = await startEngineHarness(...args);
+    harnesses.push(h);
+    return h;
+  };
+}
