@@ -28,7 +28,8 @@
  * BENCH_MEMORY_BATCHES, BENCH_MEMORY_QUEUES (default interactive,background), BENCH_MEMORY_TPS (the mock's pace
  * for ordinary answers, tokens a second, default 200), BENCH_MEMORY_FIRST_TOKEN_MS (default 500),
  * BENCH_MEMORY_MAX_OLD_SPACE_MB (passed as --max-old-space-size to the containers: a heap held to what a small
- * function leaves it), BENCH_MEMORY_NODE_OPTIONS (instead of the deployed `--enable-source-maps`), BENCH_MEMORY_TRACE=1 (a line per batch: its job types, CPU and memory after it).
+ * function leaves it), BENCH_MEMORY_CPU_CGROUP (a cgroup v1 `cpu` directory the containers join, its quota set
+ * beforehand, e.g. 18,090 µs per 100,000: 320 MB's share of a vCPU), BENCH_MEMORY_NODE_OPTIONS (instead of the deployed `--enable-source-maps`), BENCH_MEMORY_TRACE=1 (a line per batch: its job types, CPU and memory after it).
  */
 import { mkdtempSync, rmSync } from 'node:fs';
 import { createServer } from 'node:http';
@@ -179,7 +180,7 @@ async function main(): Promise<void> {
           }
           peak = Math.max(peak, await runLevel({ queue, level, container, queueInfo: queues[queue] }, sqs, admin, ids));
         } finally {
-          container.kill();
+          await container.stop();
         }
       }
     }

@@ -114,7 +114,8 @@ const DEFAULTS: Flat = {
   vpcEndpoints: false,
   natGateways: 1,
   // Consumers: memory and batch size from `npm run bench:memory` (docs/deploy.md "Consumer memory and batches"):
-  // a container's peak RSS is mostly fixed (the bundle, its pools), each job in flight adds a few MiB.
+  // a container's peak RSS is mostly fixed (the bundle, its pools), an ordinary job in flight adds a few MiB;
+  // background answers can be ~100 KB, and a throttled container falling behind one holds far more (512 MB).
   interactiveBatchSize: 5,
   interactiveConcurrency: 10,
   interactiveTimeoutSeconds: 90,
@@ -122,7 +123,7 @@ const DEFAULTS: Flat = {
   backgroundBatchSize: 5,
   backgroundConcurrency: 2,
   backgroundTimeoutSeconds: 300,
-  backgroundMemoryMb: 320,
+  backgroundMemoryMb: 512,
   dbMinCapacity: 0.5,
   dbMaxCapacity: 4,
   dbReaders: 0,

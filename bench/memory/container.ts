@@ -4,6 +4,8 @@
  * of this process's environment but PATH and what the caller passes, as a function's configuration would.
  */
 import { fork, type ChildProcess } from 'node:child_process';
+import { appendFileSync } from 'node:fs';
+import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 
 export interface MemorySnapshot { rss: number; heapUsed: number; heapTotal: number; external: number; arrayBuffers: number }
@@ -19,7 +21,8 @@ export interface Container {
   report(): Promise<Report>;
   /** Bytes the function wrote to stdout and stderr (its log lines; CloudWatch Logs on AWS). */
   logBytes(): number;
-  kill(): void;
+  /** Waits up to 10 s for the process to end by itself (after a report: a --cpu-prof profile is written then), then kills it. */
+  stop(): Promise<void>;
 }
 
 /** What infra/app-function.ts gives every function. */
@@ -33,6 +36,9 @@ export function startContainer(bundle: string, env: Record<string, string>, time
     env: { PATH: process.env.PATH ?? '', NODE_OPTIONS: DEPLOYED_NODE_OPTIONS, ...env },
     execArgv, stdio: ['ignore', 'pipe', 'pipe', 'ipc'],
   });
+  // A CPU share like a small function's: the container joins a cgroup (v1 `cpu`) whose quota the caller set.
+  const cgroup = process.env.BENCH_MEMORY_CPU_CGROUP?.trim();
+  if (cgroup && child.pid) appendFileSync(path.join(cgroup, 'cgroup.procs'), `${child.pid}\n`);
   let logBytes = 0;
   let lastOutput = '';
   const onOutput = (d: Buffer) => {
@@ -76,8 +82,12 @@ function containerOf(child: ChildProcess, loaded: Loaded, next: <T>(kind: string
       return report;
     },
     logBytes,
-    kill: () => {
-      if (child.exitCode === null) child.kill();
+    stop: async () => {
+      if (child.exitCode !== null) return;
+      const exited = new Promise((resolve) => child.once('exit', resolve));
+      const timer = setTimeout(() => child.kill(), 10_000);
+      await exited;
+      clearTimeout(timer);
     },
   };
 }
