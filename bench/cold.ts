@@ -16,14 +16,14 @@
  * Env: DATABASE_URL (server; the bench uses database `aijobs_bench_cold`), BENCH_COLD_RUNS.
  */
 import { spawn, spawnSync } from 'node:child_process';
-import { cpSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { deflateRawSync } from 'node:zlib';
-import { build } from 'esbuild';
 import { startFauxqs } from 'fauxqs';
 import { SQSClient } from '@aws-sdk/client-sqs';
 import { BUNDLED_MIGRATIONS_DIR, ESBUILD_SETTINGS, LAMBDA_ENTRIES, PROJECT_ROOT, type LambdaName } from '../infra/bundling.ts';
+import { bundleLambda } from './lambda-bundle.ts';
 import { databaseUrlFromEnv, withDatabase } from '../lib/db/database-url.ts';
 import { migrateDatabase } from '../lib/db/migrator.ts';
 import { createJobQueues } from '../lib/queue/create-queues.ts';
@@ -54,18 +54,9 @@ const SCENARIOS: Record<Target, Scenario> = {
   Migrate: { event: {}, describe: 'deploy trigger, nothing to apply (DB)', needsDb: true },
 };
 
-/** Bundles `entry` into `dir` as NodejsFunction does (same esbuild settings, same asset layout). */
-async function bundle(name: Target, entry: string, withMigrations: boolean): Promise<string> {
-  const dir = path.join(work, name);
-  const s = ESBUILD_SETTINGS;
-  await build({
-    entryPoints: [entry], bundle: true, outfile: path.join(dir, s.outfileName), logLevel: 'error',
-    platform: s.platform, format: s.format, target: s.target, minify: s.minify, keepNames: s.keepNames,
-    sourcemap: s.sourcemap, sourcesContent: s.sourcesContent, mainFields: [...s.mainFields],
-    banner: { js: s.banner }, external: [...s.external],
-  });
-  if (withMigrations) cpSync(path.join(PROJECT_ROOT, 'prisma', 'migrations'), path.join(dir, BUNDLED_MIGRATIONS_DIR), { recursive: true });
-  return dir;
+/** Bundles `entry` into a directory of its own, as NodejsFunction does (./lambda-bundle.ts). */
+function bundle(name: Target, entry: string, withMigrations: boolean): Promise<string> {
+  return bundleLambda(entry, path.join(work, name), { withMigrations });
 }
 
 function files(dir: string): string[] {

@@ -113,14 +113,17 @@ const DEFAULTS: Flat = {
   adminGroup: 'SUPER_ADMIN',
   vpcEndpoints: false,
   natGateways: 1,
-  interactiveBatchSize: 1,
+  // Consumers: memory and batch size from `npm run bench:memory` (docs/deploy.md "Consumer memory and batches"):
+  // a container's peak RSS is mostly fixed (the bundle, its pools), an ordinary job in flight adds a few MiB;
+  // background answers can be ~100 KB, and a throttled container falling behind one holds far more (512 MB).
+  interactiveBatchSize: 5,
   interactiveConcurrency: 10,
   interactiveTimeoutSeconds: 90,
-  interactiveMemoryMb: 1024,
+  interactiveMemoryMb: 320,
   backgroundBatchSize: 5,
   backgroundConcurrency: 2,
   backgroundTimeoutSeconds: 300,
-  backgroundMemoryMb: 1024,
+  backgroundMemoryMb: 512,
   dbMinCapacity: 0.5,
   dbMaxCapacity: 4,
   dbReaders: 0,

@@ -159,7 +159,7 @@ describe('functions', () => {
     }
   });
 
-  it('runs both consumers from SQS with partial batch failures; interactive favours latency, background is capped', () => {
+  it('runs both consumers from SQS with partial batch failures, several jobs per invocation; background is capped', () => {
     const mappings = resources(dev, 'AWS::Lambda::EventSourceMapping').map(([, m]) => m.Properties);
     expect(mappings).toHaveLength(2);
     const of = (fn: string) => mappings.find((m) => referencedId(m.FunctionName).startsWith(fn))!;
@@ -167,8 +167,19 @@ describe('functions', () => {
     const { interactive, background } = dev.config.consumers;
     expect(of('ConsumerInteractive')).toMatchObject({ BatchSize: interactive.batchSize, ScalingConfig: { MaximumConcurrency: interactive.maxConcurrency } });
     expect(of('ConsumerBackground')).toMatchObject({ BatchSize: background.batchSize, ScalingConfig: { MaximumConcurrency: background.maxConcurrency } });
-    expect(interactive.batchSize).toBe(1);
+    expect([interactive.batchSize, background.batchSize]).toEqual([5, 5]);
     expect(background.maxConcurrency).toBeLessThan(interactive.maxConcurrency);
+  });
+
+  it('sizes the consumers from bench:memory (the measured peak RSS of a full batch and a margin) and the API functions apart', () => {
+    const memoryOf = (name: string) => appFunctions(dev).find(([id]) => id.startsWith(name))![1].Properties.MemorySize as number;
+    const { interactive, background } = dev.config.consumers;
+    expect([interactive.memoryMb, background.memoryMb]).toEqual([320, 512]);
+    expect(memoryOf('ConsumerInteractive')).toBe(interactive.memoryMb);
+    expect(memoryOf('ConsumerBackground')).toBe(background.memoryMb);
+    expect(memoryOf('ApiUser')).toBe(1024);
+    expect(memoryOf('ApiAdmin')).toBe(1024);
+    expect(memoryOf('Dispatcher')).toBe(512);
   });
 
   it('runs the dispatcher and the reaper every minute and maintenance every 15 minutes from EventBridge, retried by neither EventBridge nor Lambda', () => {
