@@ -6,8 +6,8 @@
  * Workload: BENCH_CAPACITY_JOBS (300) jobs, quiz_generation (count 2), feynman_evaluation and
  * flashcard_generation (up to 3 cards) in turn, one user per job, from BENCH_CLIENTS (4) clients offered
  * BENCH_CAPACITY_RATE (50) jobs/s, after BENCH_WARMUP (30) untimed jobs; then each job's result read once
- * (GET), as a client fetching what it asked for. The runtime host, emulators, CPU and database meters are the
- * peers bench's (bench/peers.ts, whose header describes them): the runtime as `npm start` starts it, fauxqs,
+ * (GET), as a client fetching what it asked for; BENCH_CAPACITY_TYPES=<type,…> keeps only those job types. The
+ * runtime host, emulators, CPU and database meters are the peers bench's (bench/peers.ts, whose header describes them): the runtime as `npm start` starts it, fauxqs,
  * the mock and moto_server in the emulators' process — here behind counting proxies, so every SQS, EventBridge
  * and KMS request the runtime makes is counted at the wire (bench/capacity/aws-call-counter.ts).
  *
@@ -15,7 +15,8 @@
  * AWS requests), then BENCH_LOG_JOBS (150; 0 skips it) jobs of the same mix on a runtime and database of their
  * own with the general log on, for write transactions, statements and round trips per job.
  * Database counters are server-wide (other clients of the server count too): run it on a quiet server.
- * Env: DATABASE_URL (MariaDB server).
+ * Env: DATABASE_URL (MariaDB server); BENCH_CONSUMER_MEMORY_MB (1024), the memory the consumer's GB-seconds
+ * are priced at.
  */
 import mysql from 'mysql2/promise';
 import { databaseUrlFromEnv, parseDatabaseUrl, withDatabase } from '../lib/db/database-url.ts';
@@ -39,7 +40,11 @@ const clients = Math.floor(positiveNumber('BENCH_CLIENTS', 4));
 const rate = positiveNumber('BENCH_CAPACITY_RATE', 50);
 const warmupJobs = Number(env.BENCH_WARMUP ?? 30);
 const logJobs = Number(env.BENCH_LOG_JOBS ?? 150);
-const MIX: readonly OursJob[] = [...BENCH_WORKLOADS, FLASHCARDS_JOB];
+const consumerMemoryMb = positiveNumber('BENCH_CONSUMER_MEMORY_MB', 1024);
+const ALL_TYPES: readonly OursJob[] = [...BENCH_WORKLOADS, FLASHCARDS_JOB];
+const only = env.BENCH_CAPACITY_TYPES?.split(',').map((t) => t.trim()).filter(Boolean);
+const MIX = only ? ALL_TYPES.filter((job) => only.includes(job.jobType)) : ALL_TYPES;
+if (MIX.length === 0) throw new Error(`BENCH_CAPACITY_TYPES names none of ${ALL_TYPES.map((j) => j.jobType).join(', ')}`);
 const jobFor = (i: number) => MIX[i % MIX.length]!;
 const DB = 'aijobs_bench_capacity';
 const LOG_DB = 'aijobs_bench_capacity_log';
@@ -82,6 +87,9 @@ const ids = submission!.ids;
 const [[events]] = await admin.query<mysql.RowDataPacket[]>(
   `SELECT COUNT(*) AS n FROM \`${DB}\`.OutboxEvent WHERE aggregateType = ? AND eventType IN (?) AND aggregateId IN (?)`,
   [JOB_AGGREGATE_TYPE, Object.values(JOB_TERMINAL_EVENTS), ids]);
+const [runRows] = await admin.query<mysql.RowDataPacket[]>(
+  `SELECT TIMESTAMPDIFF(MICROSECOND, startedAt, finishedAt) / 1000 AS ms FROM \`${DB}\`.AiJob WHERE id IN (?)`, [ids]);
+const runMs = runRows.map((r) => (r.ms === null ? NaN : Number(r.ms)));
 const runtimeThreads = { readMs: () => threadsCpuMs(host.pid, () => true) ?? 0 };
 const readMeter = startCpuMeter({ runtime: runtimeThreads, mariadb: () => ctx.mariadbPids });
 const reads = await readResultsOverHttp(host.url, tokens, ids, clients, jobFor);
@@ -112,4 +120,5 @@ capacityLines({
   sqs: countsBetween(before.sqs, after.sqs), aws: before.aws && after.aws ? countsBetween(before.aws, after.aws) : undefined,
   terminalEvents: Number(events?.n ?? 0), apiRequests: { creates: jobs, reads },
   reads: { dbCpuMs: readCpu.mariadb ?? NaN, runtimeCpuMs: readCpu.runtime ?? NaN },
+  runMs, consumerCpuMs: (cpu['runtime.consumers'] ?? NaN) * jobs, consumerMemoryMb,
 }).forEach(report);

@@ -6,6 +6,12 @@
  * once per batch its SQS event source received (a ReceiveMessage that returned messages); the dispatcher,
  * reaper and maintenance functions once per schedule tick, whatever the jobs (the eager dispatch runs inside
  * the API invocation that created the job).
+ *
+ * Lambda GB-seconds are the consumer's, one job per invocation (the interactive queue's batch size): the
+ * invocation's own work is at least the consumer thread's CPU per job, and deployed the provider's latency adds
+ * `memory (GB) × latency (s)`, which is nearly all of it. Waits for the database and SQS are left out, and so is
+ * the local run's startedAt → finishedAt, printed apart: at the offered rate on a busy machine it holds the wait
+ * for a core. The API function's share is its requests × their duration × its memory (docs/capacity.md).
  */
 import type { AwsCallCounts } from './aws-call-counter.ts';
 import type { PathCounts } from '../peers/statement-paths.ts';
@@ -29,6 +35,12 @@ export interface CapacityMeasures {
   apiRequests: { creates: number; reads: number };
   /** The reads' own cost: the database's and the runtime's CPU over the read phase, ms in total. */
   reads: { dbCpuMs: number; runtimeCpuMs: number };
+  /** Each job's run, startedAt → finishedAt, ms, on the local runtime. */
+  runMs: number[];
+  /** CPU of the runtime's consumer thread over the run, ms in total. */
+  consumerCpuMs: number;
+  /** The consumer function's memory the GB-seconds are priced at, MB. */
+  consumerMemoryMb: number;
 }
 
 const fixed = (v: number, digits = 2) => (Number.isFinite(v) ? v.toFixed(digits) : 'n/a');
@@ -64,6 +76,13 @@ export function capacityLines(m: CapacityMeasures): string[] {
   lines.push(`api_read_db_cpu_ms_per_request=${fixed(m.reads.dbCpuMs / Math.max(1, m.apiRequests.reads))} api_read_runtime_cpu_ms_per_request=${fixed(m.reads.runtimeCpuMs / Math.max(1, m.apiRequests.reads))}`);
   lines.push(`lambda_api_invocations_per_job=${per(apiRequests)} (one per API request)`);
   lines.push(`lambda_consumer_invocations_per_job=${per(m.sqs.receivesWithMessages)} (receives that returned messages; ${fixed(m.sqs.messagesReceived / Math.max(1, m.sqs.receivesWithMessages))} messages each at ${fixed(m.offeredPerSecond, 1)} jobs/s)`);
+  const runs = m.runMs.filter(Number.isFinite).sort((a, b) => a - b);
+  const meanRun = runs.reduce((a, b) => a + b, 0) / Math.max(1, runs.length);
+  const p50Run = runs.length ? runs[Math.floor((runs.length - 1) / 2)]! : NaN;
+  const gb = m.consumerMemoryMb / 1024;
+  lines.push(`consumer_cpu_ms_per_job=${per(m.consumerCpuMs)} (the runtime's consumer thread: lock, reservation, the provider call's client side, projection, the local event source's receives and deletes)`);
+  lines.push(`consumer_run_ms_per_job=${fixed(meanRun, 1)} (mean; p50 ${fixed(p50Run, 1)}; startedAt → finishedAt on the local runtime at the offered rate, the mock answering at once, waits for a core included)`);
+  lines.push(`lambda_consumer_gb_s_per_job=${fixed((m.consumerCpuMs / m.jobs / 1000) * gb, 4)} (one job per invocation at ${m.consumerMemoryMb} MB, its CPU only; + ${fixed(gb, 3)} GB-s per second of provider latency)`);
   lines.push('lambda_scheduled_invocations_per_job=0 (dispatcher, reaper, maintenance: one per schedule tick, whatever the jobs)');
   lines.push(`eventbridge_events_per_job=${per(m.terminalEvents)} (terminal-event outbox rows)`);
   if (m.aws) {

@@ -1,6 +1,7 @@
 /**
  * bench:capacity's per-job lines: Lambda invocations derived as AWS bills them (API per request, consumer per
- * receive that returned messages), SQS requests by action, empty receives apart, EventBridge from the outbox.
+ * receive that returned messages) and the consumer's GB-seconds, SQS requests by action, empty receives apart,
+ * EventBridge from the outbox.
  */
 import { describe, expect, it } from 'vitest';
 import { capacityLines, type CapacityMeasures } from '../../bench/capacity/figures.ts';
@@ -21,6 +22,9 @@ const measures: CapacityMeasures = {
   terminalEvents: 100,
   apiRequests: { creates: 100, reads: 100 },
   reads: { dbCpuMs: 80, runtimeCpuMs: 200 },
+  runMs: [20, 30, 40, NaN],
+  consumerCpuMs: 400,
+  consumerMemoryMb: 512,
 };
 
 const value = (lines: string[], name: string) => lines.find((l) => l.startsWith(`${name}=`))?.slice(name.length + 1).split(' ')[0];
@@ -33,6 +37,15 @@ describe('the capacity bench figures', () => {
     expect(value(lines, 'lambda_consumer_invocations_per_job')).toBe('0.60');
     expect(lines.find((l) => l.startsWith('lambda_consumer_invocations_per_job='))).toContain('1.67 messages each');
     expect(value(lines, 'lambda_scheduled_invocations_per_job')).toBe('0');
+  });
+
+  it('prices the consumer in GB-seconds from its CPU per job, and per second of provider latency', () => {
+    expect(value(lines, 'consumer_cpu_ms_per_job')).toBe('4.00');
+    // 0.004 s × 0.5 GB, one job per invocation
+    expect(value(lines, 'lambda_consumer_gb_s_per_job')).toBe('0.0020');
+    expect(lines.find((l) => l.startsWith('lambda_consumer_gb_s_per_job='))).toContain('+ 0.500 GB-s per second of provider latency');
+    // a job without a run (NaN) is left out of the mean
+    expect(value(lines, 'consumer_run_ms_per_job')).toBe('30.0');
   });
 
   it('counts SQS requests by action, and the empty receives apart', () => {
