@@ -2,7 +2,7 @@
  * Every statement that names outbox rows by an id list reaches them through the primary key, even on a small
  * table whose statistics favour a scan (lib/outbox/outbox-claims.ts, `OUTBOX_BY_ID`). A locking scan locks
  * rows that are not in the list, and a concurrent `SKIP LOCKED` claim skips them: the scheduled run then
- * mistook its short batch for the end of the backlog (CI, session 7).
+ * mistook its short batch for the end of the backlog (seen in CI).
  *
  * A scheduled run with published, retried, handed-off and released rows, and the eager lease's settles, run
  * as a database user of their own on a freshly filled table of 200 rows; every such statement is read back
