@@ -55,8 +55,9 @@
  *
  * BENCH_SWEEP=<fractions> (e.g. 0.5,0.7,1): after the rounds, ours-http (one user per job) and graphile-worker
  * each paced at those fractions of its own median unpaced throughput, a `load_sweep` line per fraction.
- * BENCH_CPU_PROF=<dir>: CPU profile (node:inspector, runtime process) of round 1's ours-http unpaced run, read
- * with `npm run bench:profile-top -- <file>`. BENCH_CPU_PROF_HOST=<dir>: `--cpu-prof` for the whole runtime
+ * BENCH_CPU_PROF=<dir>: CPU profiles (node:inspector, every thread of the runtime process: the main thread's file,
+ * and the consumer thread's `….worker1.cpuprofile`) of round 1's ours-http unpaced run, each read with
+ * `npm run bench:profile-top -- <file> [N] [jobs]`. BENCH_CPU_PROF_HOST=<dir>: `--cpu-prof` for the whole runtime
  * process, a profile per thread at exit. BENCH_HOST_NODE_FLAGS: extra node flags for the runtime and emulators.
  * BENCH_EMULATORS=in-runtime: our runtime runs fauxqs and the mock on its own main thread, exactly as `npm start`
  * does (the peers keep the emulators' mock); its CPU then holds theirs, and cpu_ratio counts them as ours.
@@ -188,7 +189,7 @@ for (let r = 1; r <= rounds; r += 1) {
   const oneUser = await oursRun(ctx, host, 'ours-http', 'unpaced', unpaced, oneUserSubmit);
   if (profile) {
     await mkdir(profile, { recursive: true });
-    report(`cpu profile (runtime process, ours-http unpaced): ${await host.request<string>({ cmd: 'profile-stop', file: join(profile, `ours-http-unpaced-${Date.now()}.cpuprofile`) })}`);
+    report(`cpu profiles (runtime process, ours-http unpaced, ${jobs} jobs): ${await host.request<string>({ cmd: 'profile-stop', file: join(profile, `ours-http-unpaced-${Date.now()}.cpuprofile`) })}`);
   }
   const peerUsers = { group: `g-r${r}`, users: jobs };
   const graphileUnpaced = graphile ? await peerRun(ctx, graphile, workload, 'unpaced', unpaced, `gu-r${r}`, peerUsers) : undefined;

@@ -16,12 +16,11 @@
  *
  * argv: <databaseUrl> <json endpoints {sqsEndpoint?, mockAiUrl?, awsEndpoint?}>. Messages: see {@link HostRequest}.
  */
-import { writeFile } from 'node:fs/promises';
-import { Session } from 'node:inspector/promises';
 import { signLocalToken } from '../../lib/api/local-jwt.ts';
 import { startLocalRuntime } from '../../lib/dev/local-runtime/runtime.ts';
 import { offerLoad, type LoadPlan } from './load.ts';
 import { benchUserId, workloadFromEnv } from './workload.ts';
+import { startThreadProfiles } from './thread-profiles.ts';
 
 /** `users` users of group `group` (ids {@link benchUserId}); job i of a run goes to user i % users. */
 export interface UserGroup { group: string; users: number }
@@ -45,7 +44,7 @@ const runtime = await startLocalRuntime({
 });
 // Imported after the runtime has completed the environment (queue URLs, DATABASE_URL), as its handlers are.
 const { createJob } = await import('../../lib/jobs/create-job.ts');
-const session = new Session();
+let profiling: Awaited<ReturnType<typeof startThreadProfiles>> | undefined;
 
 async function handle(req: HostRequest): Promise<unknown> {
   switch (req.cmd) {
@@ -61,15 +60,12 @@ async function handle(req: HostRequest): Promise<unknown> {
       return { load, ids };
     }
     case 'profile-start':
-      session.connect();
-      await session.post('Profiler.enable');
-      await session.post('Profiler.start');
+      profiling = await startThreadProfiles();
       return null;
     case 'profile-stop': {
-      const { profile } = await session.post('Profiler.stop');
-      await writeFile(req.file, JSON.stringify(profile));
-      session.disconnect();
-      return req.file;
+      const files = await profiling!.stop(req.file);
+      profiling = undefined;
+      return files.join(' ');
     }
     case 'stop':
       await runtime.stop();

@@ -8,6 +8,7 @@
 import { GetQueueAttributesCommand, SQSClient } from '@aws-sdk/client-sqs';
 import type { Logger } from '@aws-lambda-powertools/logger';
 import { QUEUE_URL_ENV, awsRegion, endpointFor } from '../config/aws.ts';
+import { KeyObjectSha256 } from '../config/sha256.ts';
 import type { Db } from '../db/client.ts';
 import { OutboxStatus } from '../db/generated/enums.ts';
 import { JOB_QUEUE_NAMES, type QueueName } from '../queue/queue-definitions.ts';
@@ -43,6 +44,7 @@ export function createStatsSqsClient(env: Env = process.env): SQSClient {
     region: awsRegion(env),
     endpoint: endpointFor('SQS', env),
     maxAttempts: 1,
+    sha256: KeyObjectSha256,
     // `throwOnRequestTimeout`: without it @smithy/node-http-handler 4 only warns when `requestTimeout` passes.
     requestHandler: { connectionTimeout: 1_000, requestTimeout: 2_000, throwOnRequestTimeout: true },
   });

@@ -9,6 +9,7 @@
  */
 import { KMSClient } from '@aws-sdk/client-kms';
 import { SecretsManagerClient } from '@aws-sdk/client-secrets-manager';
+import { KeyObjectSha256 } from '../config/sha256.ts';
 
 type Env = Readonly<Record<string, string | undefined>>;
 
@@ -33,7 +34,7 @@ function region(env: Env): string {
 
 /** A new KMS client for this environment. */
 export function createKmsClient(env: Env = process.env, overrides: ClientOverrides = {}): KMSClient {
-  return new KMSClient({ region: region(env), endpoint: credentialServiceEndpoint('KMS', env), ...overrides });
+  return new KMSClient({ region: region(env), endpoint: credentialServiceEndpoint('KMS', env), sha256: KeyObjectSha256, ...overrides });
 }
 
 /** A new Secrets Manager client for this environment. */
@@ -41,6 +42,7 @@ export function createSecretsManagerClient(env: Env = process.env, overrides: Cl
   return new SecretsManagerClient({
     region: region(env),
     endpoint: credentialServiceEndpoint('SECRETS_MANAGER', env),
+    sha256: KeyObjectSha256,
     ...overrides,
   });
 }

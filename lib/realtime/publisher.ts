@@ -8,10 +8,14 @@
  * - at most `maxInFlight` requests run at once, each bounded by `timeoutMs`, none retried;
  * - at most `maxQueued` wait; a push beyond that is dropped and counted;
  * - a job's requests go one at a time in `seq` order (no ordering across requests is documented by the
- *   service, so the publisher does not rely on one); readers order and de-duplicate by `seq` anyway.
+ *   service, so the publisher does not rely on one); readers order and de-duplicate by `seq` anyway;
+ * - a push made while its job's request is in flight joins the job's last waiting request when the events fit
+ *   (at most 5 a request): the pushes of a job that moves fast (running, its chunks, succeeded) cost one signed
+ *   request each only while the service keeps up, and fewer when it does not.
  * Every failure and drop goes to `report` (metrics and a log line without payload).
  */
 import type { StreamPublisher, StreamPush } from '../stream/protocol.ts';
+import { MAX_EVENTS_PER_PUBLISH } from './events-protocol.ts';
 import { DEFAULT_MAX_EVENT_BYTES, pushToRequests } from './push-events.ts';
 import { channelOfJob } from './server-channel.ts';
 import type { EventsSigner } from './sigv4.ts';
@@ -123,6 +127,11 @@ export class HttpStreamPublisher implements StreamPublisher {
     const { requests, oversized } = pushToRequests(push, this.o.maxEventBytes ?? DEFAULT_MAX_EVENT_BYTES);
     if (oversized > 0) this.drop({ kind: 'dropped', jobId: push.jobId, reason: 'oversized', count: oversized });
     for (const events of requests) {
+      const waiting = this.lastQueued(channel);
+      if (waiting && waiting.events.length + events.length <= MAX_EVENTS_PER_PUBLISH) {
+        waiting.events.push(...events);
+        continue;
+      }
       if (this.queue.length >= (this.o.maxQueued ?? DEFAULT_MAX_QUEUED)) {
         this.drop({ kind: 'dropped', jobId: push.jobId, reason: 'queue-full', count: 1 });
         continue;
@@ -130,6 +139,12 @@ export class HttpStreamPublisher implements StreamPublisher {
       this.queue.push({ jobId: push.jobId, channel, events });
     }
     this.pump();
+  }
+
+  /** The channel's last request still waiting (not started), if any. */
+  private lastQueued(channel: string): QueuedRequest | undefined {
+    for (let i = this.queue.length - 1; i >= 0; i -= 1) if (this.queue[i]!.channel === channel) return this.queue[i];
+    return undefined;
   }
 
   /** Starts queued requests while there is room, never two of one channel at once. */

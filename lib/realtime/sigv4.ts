@@ -6,15 +6,13 @@
  */
 import { createHash, timingSafeEqual } from 'node:crypto';
 import { defaultProvider } from '@aws-sdk/credential-provider-node';
-import { Hash } from '@smithy/core/serde';
 import { SignatureV4 } from '@smithy/signature-v4';
 import type { AwsCredentialIdentity, AwsCredentialIdentityProvider } from '@smithy/types';
+import { KeyObjectSha256 as sha256 } from '../config/sha256.ts';
 
 export const EVENTS_SIGNING_SERVICE = 'appsync';
 /** SigV4 refuses a request dated more than 15 minutes from the server's clock. */
 const MAX_CLOCK_SKEW_MS = 15 * 60_000;
-
-const sha256 = Hash.bind(null, 'sha256');
 
 /** A POST as it goes on the wire. */
 export interface SignedPost {

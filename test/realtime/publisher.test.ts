@@ -120,7 +120,38 @@ describe('with the hub up', () => {
     const batches = sent.map((push) => pushToRequests(push, 1_000).requests);
     expect(pushes).toBe(batches.flat(2).length); // one data message per event
     expect(pushes).toBeGreaterThan(sent.length);
-    expect(publisher.stats()).toMatchObject({ failed: 0, dropped: 0, published: batches.flat(1).length });
+    expect(publisher.stats()).toMatchObject({ failed: 0, dropped: 0 });
+    // Requests that waited behind the job's request in flight were joined (at most 5 events each).
+    expect(publisher.stats().published).toBeGreaterThanOrEqual(Math.ceil(batches.flat(2).length / 5));
+    expect(publisher.stats().published).toBeLessThanOrEqual(batches.flat(1).length);
+  });
+
+  it("joins a job's pushes made while its request is in flight into one request, in seq order", async () => {
+    const jobId = newJobId();
+    const seqs: number[] = [];
+    const done = waitUntil(() => seqs.length === 4);
+    const subscribed = waitUntil(() => true);
+    const client = createRealtimeClient({ httpEndpoint: t.hub.httpEndpoint, getToken: () => t.token('alice') });
+    client.subscribe(channelFor('alice', jobId), {
+      onSubscribed: subscribed.tick,
+      onPush: (push) => {
+        seqs.push(...push.entries.map((e) => e.seq));
+        done.tick();
+      },
+    });
+    await subscribed.promise;
+    const publisher = t.publisher();
+    const other = newJobId();
+    for (const seq of [1, 2, 3, 4]) {
+      publisher.publish(textPush('alice', jobId, seq));
+      if (seq === 2) publisher.publish(textPush('alice', other, 1));
+    }
+    expect(publisher.stats()).toMatchObject({ inFlight: 2, queued: 1 }); // seq 1 and the other job's run; 2–4 wait as one
+    await done.promise;
+    client.close();
+    await publisher.flush(5_000);
+    expect(seqs).toEqual([1, 2, 3, 4]);
+    expect(publisher.stats()).toMatchObject({ published: 3, failed: 0, dropped: 0 });
   });
 
   it('answers a request the service rejects (wrong key) as a counted failure with its status and error type', async () => {
