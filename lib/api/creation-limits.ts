@@ -15,7 +15,7 @@ import { placeholders } from '../outbox/outbox-claims.ts';
 import type { JobDefinition } from '../jobs/definition.ts';
 import { ACTIVE_STATES } from '../jobs/states.ts';
 import { QuotaExceededError, SpendLimitReachedError, TooManyJobsError } from './http-errors.ts';
-import { spendReachedConditions, type SpendAdmission } from '../spend/admission.ts';
+import { spendReachedConditions, spendReachedSql, type SpendAdmission } from '../spend/admission.ts';
 import { periodEnd, type SpendScope } from '../spend/caps.ts';
 
 /** Retry-After of TOO_MANY_JOBS: active jobs usually finish within this. */
@@ -92,13 +92,13 @@ export async function readCreationPreflight(
  * as its (plain reads; see the module comment).
  */
 export function limitsGuard(userId: string, def: JobDefinition, now: Date, spend?: SpendAdmission): SqlStatement {
-  const reached = spend ? spendReachedConditions(spend) : [];
+  const reached = spend ? spendReachedSql(spend) : undefined;
   return {
-    sql: `SELECT (SELECT 1 UNION ALL SELECT 1 FROM DUAL WHERE ${TODAY_COUNT_SQL} >= ? OR ${ACTIVE_COUNT_SQL} >= ?${reached.map((c) => ` OR ${c.sql}`).join('')}) AS withinLimits`,
+    sql: `SELECT (SELECT 1 UNION ALL SELECT 1 FROM DUAL WHERE ${TODAY_COUNT_SQL} >= ? OR ${ACTIVE_COUNT_SQL} >= ?${reached ? ` OR ${reached.sql}` : ''}) AS withinLimits`,
     values: [
       ...todayCountValues(userId, def, now), def.limits.dailyQuotaPerUser,
       ...activeCountValues(userId, def), def.limits.maxActiveJobsPerUser,
-      ...reached.flatMap((c) => c.values),
+      ...(reached?.values ?? []),
     ] as SqlStatement['values'],
   };
 }

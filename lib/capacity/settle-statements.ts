@@ -40,23 +40,16 @@ const SETTLING = "h.holdKey = ? AND h.state = 'settling'";
  */
 export function settlementStatements(holdKey: string, actual: ActualUse, took: { capacity?: boolean; charged?: boolean } = {}): SqlStatement[] {
   const key = [holdKey];
-  const statements: SqlStatement[] = [
-    {
-      sql: "UPDATE `CapacityHold` SET state = 'settling', actualTokens = ?, actualUsd = ? WHERE holdKey = ? AND state = 'held'",
-      values: [actual.tokens, actual.costUsd, holdKey],
-    },
-  ];
-  if (took.capacity !== false) {
-    statements.push({
-      sql: `UPDATE \`ProviderLimit\` l JOIN \`CapacityHold\` h ON l.provider = h.provider AND l.model = h.model
-            SET l.inFlight = GREATEST(l.inFlight - 1, 0) WHERE ${SETTLING} AND h.windowStart IS NOT NULL`,
-      values: key,
-    }, {
-      sql: `UPDATE \`ProviderWindow\` w JOIN \`CapacityHold\` h ON w.provider = h.provider AND w.model = h.model AND w.windowStart = h.windowStart
-            SET w.tokens = GREATEST(CAST(w.tokens AS SIGNED) - h.tokens + h.actualTokens, 0) WHERE ${SETTLING}`,
-      values: key,
-    });
-  }
+  // The hold, the model and the window in ONE statement, locked in that order (the hold by its unique key
+  // first); a hold that took no capacity (no window) joins no model or window row, whose columns it leaves alone.
+  const capacity = took.capacity !== false;
+  const statements: SqlStatement[] = [{
+    sql: `UPDATE \`CapacityHold\` h${capacity ? ` LEFT JOIN \`ProviderLimit\` l ON l.provider = h.provider AND l.model = h.model AND h.windowStart IS NOT NULL
+            LEFT JOIN \`ProviderWindow\` w ON w.provider = h.provider AND w.model = h.model AND w.windowStart = h.windowStart` : ''}
+          SET h.state = 'settling', h.actualTokens = ?, h.actualUsd = ?${capacity ? ', l.inFlight = GREATEST(l.inFlight - 1, 0), w.tokens = GREATEST(CAST(w.tokens AS SIGNED) - h.tokens + ?, 0)' : ''}
+          WHERE h.holdKey = ? AND h.state = 'held'`,
+    values: [actual.tokens, actual.costUsd, ...(capacity ? [actual.tokens] : []), holdKey],
+  }];
   if (took.charged !== false) {
     statements.push({
       sql: `UPDATE \`SpendCounter\` s JOIN \`CapacityHold\` h ON ${SETTLING} AND (
@@ -68,6 +61,7 @@ export function settlementStatements(holdKey: string, actual: ActualUse, took: {
       values: key,
     });
   }
+  // Last: its affected rows (0 or 1) say whether this settled the hold.
   statements.push({ sql: "DELETE FROM `CapacityHold` WHERE holdKey = ? AND state = 'settling'", values: key });
   return statements;
 }

@@ -41,7 +41,7 @@ export async function sweepCapacity(opts: SweepOptions = {}): Promise<CapacitySw
   for (const hold of expired) {
     if (hold.state === 'held') {
       const results = await runAtomically(settlementStatements(hold.holdKey, { tokens: 0, costUsd: '0.00000000' }), pool);
-      holdsExpired += Number((results[0] as { affectedRows?: number }).affectedRows ?? 0);
+      holdsExpired += Number((results.at(-1) as { affectedRows?: number }).affectedRows ?? 0);
     } else {
       await pool.query("DELETE FROM `CapacityHold` WHERE holdKey = ? AND state = 'pending'", [hold.holdKey]);
     }

@@ -76,7 +76,23 @@ export function queuedJobInsert(
     id: newId(), jobId: job.id, fromStatus: null, toStatus: 'queued', actor: meta.actor.slice(0, 128),
     reason: meta.reason?.slice(0, 255) ?? null, seq: 1, attempt: 0, createdAt: now,
   });
-  return { job, statements: [insertStatement('AiJob', job, computed as Record<string, SqlExpression>), transition] };
+  return { job, statements: [insertStatement('AiJob', storedColumns(job, computed), computed as Record<string, SqlExpression>), transition] };
+}
+
+/** Columns a new job leaves to their defaults when it holds them: the server parses a shorter INSERT. */
+const NEW_JOB_DEFAULTS: Readonly<Partial<Record<keyof AiJob, unknown>>> = { lifecycleStatus: 'queued', attemptCount: 0, leaseVersion: 0, progress: 0 };
+
+/**
+ * The new job's row without the columns the table fills the same way (NULL for every nullable column, the
+ * {@link NEW_JOB_DEFAULTS}): the INSERT's text, which the server parses on every create, is about half as long.
+ */
+function storedColumns(job: AiJob, computed: Readonly<Partial<Record<string, SqlExpression>>>): Record<string, AiJob[keyof AiJob] | undefined> {
+  const row: Record<string, AiJob[keyof AiJob] | undefined> = {};
+  for (const [column, value] of Object.entries(job) as [keyof AiJob, AiJob[keyof AiJob]][]) {
+    const defaulted = value === null || NEW_JOB_DEFAULTS[column] === value;
+    if (!defaulted || computed[column]) row[column] = value;
+  }
+  return row;
 }
 
 /**

@@ -2,7 +2,8 @@
  * Spending caps at job creation (lib/api/creation-limits.ts): a user whose spend has reached a cap that would
  * apply to the new job gets 429 SPEND_LIMIT_REACHED with `Retry-After` at the end of that cap's UTC period, and
  * the job is not created. The conditions below are folded into the creating transaction's existing guard
- * statement (no extra round trip) and read again only to explain a refusal.
+ * statement (no extra round trip) as ONE `EXISTS` over the user's spend counters ({@link spendReachedSql}), and
+ * read again scope by scope ({@link spendReachedConditions}) only to explain a refusal.
  *
  * "Reached" means the counter's settled plus reserved spend is at or above the cap: no call of any cost fits.
  * Which caps apply mirrors the reservation (lib/capacity/reserve-statements.ts): on the platform's key every
@@ -37,13 +38,43 @@ const PERIOD: Readonly<Record<SpendScope, string>> = {
   job_type_day: 'DATE({now})', platform_day: 'DATE({now})', user_day: 'DATE({now})', user_month: "CAST(DATE_FORMAT({now}, '%Y-%m-01') AS DATE)",
 };
 
+/** Whether the job runs on the user's own key, as a boolean SQL expression. */
+function userKeySql(a: SpendAdmission): { sql: string; values: SqlValue[] } {
+  return a.credential === 'platform' ? { sql: 'FALSE', values: [] }
+    : a.credential === 'user_key' ? { sql: 'TRUE', values: [] } : { sql: `(${ACTIVE_USER_KEY_ID_SQL} IS NOT NULL)`, values: [a.userId] };
+}
+
+/** The subject of a scope's counter and cap for this user and job type. */
+const subjectOf = (a: SpendAdmission, scope: SpendScope): string => (scope.startsWith('user') ? a.userId : scope === 'job_type_day' ? a.jobType : DEFAULT_SUBJECT);
+
+/**
+ * Whether any cap that applies to the new job is reached, as ONE boolean SQL expression (the creating
+ * transaction's guard): an EXISTS over the counters of the current periods (at most four rows, primary-key
+ * lookups) whose spend is at or above the cap of its scope. The same rules as {@link spendReachedConditions}, which
+ * says which scope refused: on the platform's key the subject's cap ← the scope's `*` row ← the configured
+ * default ({@link capSql}'s precedence); on the user's own key only a cap set for that very user, on user scopes. A
+ * missing counter has spent nothing, so it reaches no cap.
+ */
+export function spendReachedSql(a: SpendAdmission): { sql: string; values: SqlValue[] } {
+  const userKey = userKeySql(a);
+  const own = "(SELECT capUsd FROM `SpendCap` o WHERE o.scope = c.scope AND o.subject = c.subject)";
+  const configured = `CASE c.scope ${SPEND_SCOPES.map((scope) => `WHEN '${scope}' THEN CAST(? AS DECIMAL(14, 8))`).join(' ')} END`;
+  const star = `(SELECT capUsd FROM \`SpendCap\` d WHERE d.scope = c.scope AND d.subject = '${DEFAULT_SUBJECT}')`;
+  const keys = SPEND_SCOPES.map((scope) => `(c.scope = '${scope}' AND c.subject = ? AND c.periodStart = ${PERIOD[scope]})`);
+  return withClock(
+    `EXISTS (SELECT 1 FROM \`SpendCounter\` c WHERE (${keys.join(' OR ')})
+       AND c.settledUsd + c.reservedUsd >= IF(${userKey.sql}, IF(c.scope LIKE 'user%', ${own}, NULL), COALESCE(${own}, ${star}, ${configured})))`,
+    a.clock ?? DATABASE_CLOCK,
+    [...SPEND_SCOPES.map((scope) => subjectOf(a, scope)), ...userKey.values, ...SPEND_SCOPES.map((scope) => a.defaults[scope])],
+  );
+}
+
 /** Per scope, whether the user's new job would be refused by that cap now. */
 export function spendReachedConditions(a: SpendAdmission): ReachedCondition[] {
   const clock = a.clock ?? DATABASE_CLOCK;
-  const userKey: { sql: string; values: SqlValue[] } = a.credential === 'platform' ? { sql: 'FALSE', values: [] }
-    : a.credential === 'user_key' ? { sql: 'TRUE', values: [] } : { sql: `(${ACTIVE_USER_KEY_ID_SQL} IS NOT NULL)`, values: [a.userId] };
+  const userKey = userKeySql(a);
   return SPEND_SCOPES.map((scope) => {
-    const subject = scope.startsWith('user') ? a.userId : scope === 'job_type_day' ? a.jobType : DEFAULT_SUBJECT;
+    const subject = subjectOf(a, scope);
     const cap = capSql(scope, '?', [subject], a.defaults);
     const spent = `(SELECT settledUsd + reservedUsd FROM \`SpendCounter\` WHERE scope = '${scope}' AND subject = ? AND periodStart = ${PERIOD[scope]})`;
     const reached = `COALESCE(${spent} >= ${cap.sql}, FALSE)`;

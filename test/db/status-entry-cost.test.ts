@@ -97,10 +97,11 @@ describe('the database cost of a non-streaming job', () => {
       create: { roundTrips: 12, statements: 48, writeTransactions: 12, readUnits: 0 },
       dispatch: { roundTrips: 12, statements: 12, writeTransactions: 12, readUnits: 0 },
       lock: { roundTrips: 13, statements: 39, writeTransactions: 13, readUnits: 0 },
-      // Shared provider capacity (docs/budgets.md) settles each call's hold with its ledger row: 4 statements more
-      // with a failed call's usage row, 1 more in each projection. No transaction and no round trip more.
-      usage: { roundTrips: 9, statements: 9 + 4 * 9, writeTransactions: 9, readUnits: 0 },
-      project: { roundTrips: 43, statements: 57 + 12, writeTransactions: 12, readUnits: 0 },
+      // Shared provider capacity (docs/budgets.md) settles each call's hold with its ledger row: 2 statements more
+      // with a failed call's usage row (the hold, model and window in one UPDATE, then the hold's DELETE); in the
+      // projections, 6 more over the 12 jobs. No transaction and no round trip more.
+      usage: { roundTrips: 9, statements: 9 + 2 * 9, writeTransactions: 9, readUnits: 0 },
+      project: { roundTrips: 43, statements: 57 + 6, writeTransactions: 12, readUnits: 0 },
     });
     // The Feynman evaluations stream their feedback (docs/streaming.md): their chunks are the streaming cost, apart;
     // so are the shared capacity's rows of the one model (a limit and its minute windows, updated in place).
