@@ -31,7 +31,7 @@ describe('load', () => {
         created.push({ id: res.body.jobId, token });
       }
     }
-    const finished = await Promise.all(created.map(({ id, token }) => e.waitForTerminal(id, token, 60_000)));
+    const finished = await Promise.all(created.map(({ id, token }) => e.waitForTerminal(id, token, 180_000)));
     expect(finished.map((j) => j.lifecycleStatus)).toEqual(Array(200).fill('succeeded'));
     const db = getPrisma();
     const ids = created.map((c) => c.id);
@@ -50,5 +50,5 @@ describe('load', () => {
     });
     expect(retried).toEqual([]);
     expect(await db.aiJob.count({ where: { id: { in: ids }, attemptCount: 1 } })).toBe(200);
-  }, 120_000);
+  }, 300_000);
 });
