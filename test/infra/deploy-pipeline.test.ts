@@ -76,7 +76,7 @@ describe('deploy-time migrations', () => {
     const versionOf = (s: Synthesized) => s.template.toJSON().Resources.MigrateOnDeploy.Properties.HandlerArn as unknown;
     expect(runOf(other)).toBe('pipeline-run-43');
     expect(versionOf(other)).toEqual(versionOf(again));
-  });
+  }, 300_000); // two more synths, each bundling every function: minutes on a loaded machine
 
   it('re-runs when a migration changes: the hash of prisma/migrations is part of the function configuration', () => {
     const migrate = dev.template.toJSON().Resources[logicalIdOf(dev.stack.functions.migrate)].Properties;
