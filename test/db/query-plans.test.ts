@@ -131,7 +131,7 @@ async function handlerReads(sql: string): Promise<number> {
   };
   const before = await total();
   await db.query(sql);
-  // SHOW STATUS itself reads no table rows through the handler counters of this session.
+  // SHOW STATUS itself reads no table rows through the handler counters of this connection.
   return (await total()) - before;
 }
 
