@@ -14,6 +14,7 @@ import {
 import { REDACTED } from '../jobs/redaction.ts';
 import { CallDeadlines, DeltaSinkError, readChatStream } from './chat-stream.ts';
 import { toProviderFailure } from './provider-errors.ts';
+import { fetchWithEventPieces } from './sse-pieces.ts';
 import type { AiProvider, ChatRequest, ProviderCallOptions, ProviderReply } from './types.ts';
 
 /** Default deadline of one provider request (headers and the whole stream). */
@@ -113,6 +114,8 @@ export class OpenAiCompatibleProvider implements AiProvider {
         organization: null,
         project: null,
         logLevel: 'off',
+        // The stream's events reach the SDK's SSE reader a few at a time (./sse-pieces.ts says why).
+        fetch: piecewiseFetch,
       });
       if (this.clients.size >= MAX_CLIENTS) this.clients.delete(this.clients.keys().next().value!);
     }
@@ -122,6 +125,8 @@ export class OpenAiCompatibleProvider implements AiProvider {
 
   private readonly clients = new Map<string, OpenAI>();
 }
+
+const piecewiseFetch = fetchWithEventPieces();
 
 /** SDK clients kept per provider: one per API key in use (the platform key, and users' own keys). */
 const MAX_CLIENTS = 64;
