@@ -13,11 +13,16 @@
  * accounts per thread), and the peers call the same mock in that process. The mock has no latency, as
  * `npm start`'s without MOCK_AI_LATENCY_MS. Given no sqsEndpoint and no mockAiUrl, the runtime starts both in
  * its own process, exactly as `npm start` does (MOCK_AI_LATENCY_MS and MOCK_AI_FAILURE_RATE read alike).
+ * Likewise the realtime hub, given `realtimeHttpEndpoint`: the runtime's publishers sign and send every push as
+ * deployed functions send them to AppSync Events, and checking the signature and fanning the push out, AppSync's
+ * work when deployed, happens in the emulators' process.
  *
- * argv: <databaseUrl> <json endpoints {sqsEndpoint?, mockAiUrl?, awsEndpoint?}>. Messages: see {@link HostRequest}.
+ * argv: <databaseUrl> <json endpoints {sqsEndpoint?, mockAiUrl?, awsEndpoint?, realtimeHttpEndpoint?}>. Messages:
+ * see {@link HostRequest}.
  */
 import { signLocalToken } from '../../lib/api/local-jwt.ts';
 import { startLocalRuntime } from '../../lib/dev/local-runtime/runtime.ts';
+import { REALTIME_ENDPOINT_ENV } from '../../lib/realtime/publisher-from-env.ts';
 import { offerLoad, type LoadPlan } from './load.ts';
 import { benchUserId, workloadFromEnv } from './workload.ts';
 import { startThreadProfiles } from './thread-profiles.ts';
@@ -33,7 +38,8 @@ export type HostRequest =
   | { id: number; cmd: 'stop' };
 
 const [databaseUrl, endpointsJson] = process.argv.slice(2) as [string, string];
-const endpoints = JSON.parse(endpointsJson) as { sqsEndpoint?: string; mockAiUrl?: string; awsEndpoint?: string };
+const endpoints = JSON.parse(endpointsJson) as { sqsEndpoint?: string; mockAiUrl?: string; awsEndpoint?: string; realtimeHttpEndpoint?: string };
+if (endpoints.realtimeHttpEndpoint) process.env[REALTIME_ENDPOINT_ENV] = endpoints.realtimeHttpEndpoint;
 const workload = workloadFromEnv();
 const number = (name: string) => (process.env[name]?.trim() ? Number(process.env[name]) : undefined);
 const runtime = await startLocalRuntime({
@@ -41,6 +47,7 @@ const runtime = await startLocalRuntime({
   ...(endpoints.sqsEndpoint ? { sqsEndpoint: endpoints.sqsEndpoint } : {}),
   ...(endpoints.mockAiUrl ? { mockAiUrl: endpoints.mockAiUrl } : { mockAi: { latencyMs: number('MOCK_AI_LATENCY_MS'), failureRate: number('MOCK_AI_FAILURE_RATE') } }),
   ...(endpoints.awsEndpoint ? { awsEndpoint: endpoints.awsEndpoint } : { useMoto: false }),
+  ...(endpoints.realtimeHttpEndpoint ? { realtimePort: false as const } : {}),
 });
 // Imported after the runtime has completed the environment (queue URLs, DATABASE_URL), as its handlers are.
 const { createJob } = await import('../../lib/jobs/create-job.ts');
