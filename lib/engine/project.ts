@@ -19,6 +19,7 @@ import { executeTogether, insertStatement } from '../db/sql.ts';
 import type { EngineDeps } from './engine-deps.ts';
 import type { AttemptResult } from './attempt.ts';
 import { publishStatus } from '../stream/status-entries.ts';
+import type { FinalAppend } from '../stream/attempt-stream.ts';
 
 /** A different output for a job that already succeeded: refused, nothing written; the first result stands. */
 export class OutputConflictError extends EngineError {
@@ -31,7 +32,7 @@ export class OutputConflictError extends EngineError {
 export type Projection = { kind: 'projected' | 'already_projected'; job: AiJob };
 
 export async function projectResult(
-  job: AiJob, def: JobDefinition, fence: LeaseFence, result: AttemptResult, deps: EngineDeps,
+  job: AiJob, def: JobDefinition, fence: LeaseFence, result: AttemptResult, deps: EngineDeps, final?: FinalAppend,
 ): Promise<Projection> {
   const projector = def.projector ? deps.projectors.get(def.projector) : undefined;
   const success = { outputHash: result.outputHash, model: result.generated.route };
@@ -39,12 +40,17 @@ export async function projectResult(
   if (!projector || projector.rows) {
     // Rows decided without the database (a BusinessValidationError throws here, before anything is sent).
     const rows = projector?.rows ? projector.rows(job, result.output, { input: result.input }) : { rows: [], refs: [] };
-    const script = successScript(job, fence, success, rows, meta, result.usage);
+    // The stream's last batch rides in the script when the script stays under 16 KB with it; else it goes first.
+    const withFinal = final ? successScript(job, fence, success, rows, meta, result.usage, final.statement) : undefined;
+    if (final && !withFinal) await final.appendAlone();
+    const script = withFinal ?? successScript(job, fence, success, rows, meta, result.usage);
     if (script) {
       // Before any lock: a cancel accepted here makes the success claim refuse (CancelRequestedError).
       await deps.checkpoints?.insideProjection?.(job);
-      return settled(await runSuccessScript(job, fence, script), job, result, deps);
+      return settled(await runSuccessScript(job, fence, script, withFinal ? final?.committed : undefined), job, result, deps);
     }
+  } else {
+    await final?.appendAlone();
   }
   // The transaction path bills the call first, in its own autocommit INSERT.
   await result.usage.write();

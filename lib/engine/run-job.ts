@@ -16,7 +16,7 @@ import { keepLease } from './lease-keeper.ts';
 import { runAttempt, writeUsageBeforeFailing, type AttemptResult } from './attempt.ts';
 import { OutputConflictError, projectResult } from './project.ts';
 import { settleFailure } from './settle.ts';
-import { NO_ATTEMPT_STREAM, type AttemptStream } from '../stream/attempt-stream.ts';
+import { NO_ATTEMPT_STREAM, type AttemptStream, type FinalAppend } from '../stream/attempt-stream.ts';
 
 /** Runs one delivery. Never throws for job-level failures; only an infrastructure error escapes (→ redelivery). */
 export async function runJob(message: JobMessage, deps: EngineDeps, control: MessageControl = {}): Promise<RunOutcome> {
@@ -50,14 +50,17 @@ async function execute(p: Prepared, deps: EngineDeps, control: MessageControl, a
   });
   // Opened once per attempt, under the lease just taken; closed (all previews durable) before the attempt settles.
   const stream = openStream(p, deps);
-  let attempt: { result: AttemptResult } | { error: unknown };
+  let attempt: { result: AttemptResult } | { error: unknown } = { error: undefined };
+  // An attempt that answered hands its stream's last batch to the projection; any other closes it.
+  let final: FinalAppend | undefined;
   try {
     attempt = { result: await runAttempt(job, def, controller.signal, deps, { snapshot: p.snapshot, stream }) };
   } catch (err) {
     attempt = { error: err };
   } finally {
     clearTimeout(timer);
-    await stream.close();
+    if ('result' in attempt && !controller.signal.aborted && stream.handOver) final = await stream.handOver();
+    else await stream.close();
     await stopLease();
     control.abandoned?.removeEventListener('abort', abandon);
   }
@@ -74,7 +77,7 @@ async function execute(p: Prepared, deps: EngineDeps, control: MessageControl, a
     await writeUsageBeforeFailing(result.usage, job, deps);
     return settleFailure(job, def, fence, controller.signal.reason, job.errorCode, deps);
   }
-  return project(p, result, deps);
+  return project(p, result, deps, final);
 }
 
 /** The attempt's stream segment: the engine's log when it has one and the type streams, else nothing. */
@@ -83,10 +86,10 @@ function openStream({ job, def, fence }: Prepared, deps: EngineDeps): AttemptStr
 }
 
 /** PROJECT, and what its refusals mean: a cancel that won settles `cancelled` (the call stays billed). */
-async function project(p: Prepared, result: AttemptResult, deps: EngineDeps): Promise<RunOutcome> {
+async function project(p: Prepared, result: AttemptResult, deps: EngineDeps, final?: FinalAppend): Promise<RunOutcome> {
   const { job, def, fence } = p;
   try {
-    const projection = await projectResult(job, def, fence, result, deps);
+    const projection = await projectResult(job, def, fence, result, deps, final);
     if (projection.kind === 'already_projected') return { kind: 'acknowledged', jobId: job.id, reason: 'already_projected' };
     return { kind: 'succeeded', jobId: job.id };
   } catch (err) {

@@ -126,6 +126,8 @@ export interface SuccessScript {
   succeeded: AiJob;
   /** The write carried after the guard, if any. */
   carried?: CarriedWrite | undefined;
+  /** Where the guard is in `statements` (after the claim, and after the preceding write when there is one). */
+  guardIndex: number;
 }
 
 /**
@@ -140,6 +142,9 @@ export interface SuccessScript {
  * `carried` (the ledger row of the call that answered) goes right after the guard: it commits with the
  * success, and {@link runSuccessScript} writes it on its own when the claim is refused (the call happened all
  * the same).
+ * `preceding` (the attempt's last batch of stream chunks, lib/stream/attempt-stream.ts `handOver`) goes before
+ * the claim: it is fenced by the lease and by the `statusSeq` the claim moves, and the claim's `seq` follows its
+ * chunks (lib/jobs/stream-seq.ts); on a refusal it rolls back with everything else (only preview is lost).
  *
  * Undefined when the script's text would be over 16 KB, where RDS Proxy pins a session (a long quiz, say): the
  * caller then takes the transaction path, whose statements are each smaller; one still over 16 KB (a single long
@@ -149,10 +154,12 @@ export interface SuccessScript {
  */
 export function successScript(
   job: AiJob, fence: LeaseFence, result: SuccessResult, projection: RowProjection, meta: TransitionMeta, carried?: CarriedWrite,
+  preceding?: SqlStatement,
 ): SuccessScript | undefined {
   const now = result.now ?? new Date();
   const succeeded = succeededJob(job, result, now);
   const statements: SqlStatement[] = [
+    ...(preceding ? [preceding] : []),
     claimUpdate(job, fence, result, now),
     {
       // Also reads the `seq` the claim took, for the status entry published after the commit.
@@ -167,7 +174,7 @@ export function successScript(
     ...successStatements(succeeded, fence, meta),
   ];
   const { sql, values } = atomicQuery(statements);
-  return sentTextBytes(sql, values) > PROXY_PIN_STATEMENT_BYTES ? undefined : { statements, succeeded, carried };
+  return sentTextBytes(sql, values) > PROXY_PIN_STATEMENT_BYTES ? undefined : { statements, succeeded, carried, guardIndex: preceding ? 2 : 1 };
 }
 
 /** MySQL/MariaDB ER_SUBQUERY_NO_1_ROW: here only ever the guard of a refused claim. */
@@ -178,7 +185,9 @@ const ER_SUBQUERY_NO_1_ROW = 1242;
  * @returns the succeeded job, or a refusal when the job already succeeded
  * @throws as {@link explainRefusedSuccess}; a failing statement's driver error (everything rolled back)
  */
-export async function runSuccessScript(job: AiJob, fence: LeaseFence, script: SuccessScript): Promise<AiJob | SuccessRefusal> {
+export async function runSuccessScript(
+  job: AiJob, fence: LeaseFence, script: SuccessScript, afterCommit?: () => void,
+): Promise<AiJob | SuccessRefusal> {
   const { carried } = script;
   let results: unknown[];
   try {
@@ -192,11 +201,9 @@ export async function runSuccessScript(job: AiJob, fence: LeaseFence, script: Su
     return explainRefusedSuccess(job.id, fence, current);
   }
   carried?.markWritten();
-  const [guard] = results[GUARD_INDEX] as { statusSeq: number }[];
+  const [guard] = results[script.guardIndex] as { statusSeq: number }[];
   const succeeded = { ...script.succeeded, statusSeq: Number(guard?.statusSeq) };
+  afterCommit?.();
   publishStatus(succeeded);
   return succeeded;
 }
-
-/** The guard's place in a {@link successScript} (after the claim). */
-const GUARD_INDEX = 1;

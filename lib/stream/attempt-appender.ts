@@ -21,7 +21,7 @@ import type { Logger } from '@aws-lambda-powertools/logger';
 import type { AiJob } from '../db/client.ts';
 import { affectedRows, getSqlPool, type SqlRunner } from '../db/sql-pool.ts';
 import type { LeaseFence } from '../jobs/lifecycle-repository.ts';
-import type { AttemptStream, OpenAttemptStream } from './attempt-stream.ts';
+import type { AttemptStream, FinalAppend, OpenAttemptStream } from './attempt-stream.ts';
 import { appendOutcomeStatement, chunkAppendStatement, type Segment } from './chunk-append.ts';
 import { publishPush } from './publisher-registry.ts';
 import type { PreviewEvent, StreamPublisher } from './protocol.ts';
@@ -86,12 +86,36 @@ class AttemptAppender implements AttemptStream {
   async close(): Promise<void> {
     this.closed = true;
     this.clearTimer();
+    await this.drain(() => false);
+  }
+
+  async handOver(): Promise<FinalAppend | undefined> {
+    this.closed = true;
+    this.clearTimer();
+    // Appended here: an append in flight, one to be tried again, and whatever will not fit in the last batch.
+    await this.drain(() => !this.unsettled && this.pending.fitsOneBatch(MAX_APPEND_BYTES));
+    if (this.stopped) return undefined;
+    const batch = takeBatch(this.pending, this.nextSeq, this.segment.attempt, new Date(), MAX_APPEND_BYTES);
+    if (!batch) return undefined;
+    return {
+      statement: chunkAppendStatement(this.segment, batch.rows, batch.at),
+      committed: () => this.committed(batch),
+      appendAlone: () => {
+        this.unsettled = batch;
+        return this.drain(() => false);
+      },
+    };
+  }
+
+  /** Appends (each at its interval) until nothing is left, the appender stopped, or `done` says so. Never throws. */
+  private async drain(done: () => boolean): Promise<void> {
     try {
       while (!this.stopped && (this.inFlight || this.unsettled || !this.pending.isEmpty())) {
         if (this.inFlight) {
           await this.inFlight;
           continue;
         }
+        if (done()) return;
         const wait = this.lastAppendAt + this.interval - Date.now();
         if (wait > 0) await new Promise((resolve) => setTimeout(resolve, wait));
         await this.flush();

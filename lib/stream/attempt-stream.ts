@@ -5,6 +5,7 @@
  * realtime hint (./protocol.ts StreamPublisher).
  */
 import type { AiJob } from '../db/client.ts';
+import type { SqlStatement } from '../db/sql.ts';
 import type { LeaseFence } from '../jobs/lifecycle-repository.ts';
 import type { PreviewEvent } from './protocol.ts';
 
@@ -13,6 +14,24 @@ export interface AttemptStream {
   preview(event: PreviewEvent): void;
   /** Appends what is still buffered and stops; resolves when that is durable or given up. Never throws. */
   close(): Promise<void>;
+  /**
+   * Instead of {@link close} when the attempt answered and will project: stops like close, except that the last
+   * batch is not appended here but handed to the projection, which appends it in its own transaction ahead of
+   * the success claim (one write transaction fewer per job, and no wait for the append interval). Appends in
+   * flight, and batches beyond the last, are appended first. Undefined when nothing is left. Never throws. A
+   * stream without it is closed.
+   */
+  handOver?(): Promise<FinalAppend | undefined>;
+}
+
+/** An attempt's last batch of previews, handed to the projection (see {@link AttemptStream.handOver}). */
+export interface FinalAppend {
+  /** The batch's append (./chunk-append.ts), fenced like every append: it inserts nothing once the fence fails. */
+  statement: SqlStatement;
+  /** After the projection that carried the statement committed: the batch is in the log; its hint is published. */
+  committed(): void;
+  /** When the projection cannot carry it (another path, too long a script): appended on its own. Never throws. */
+  appendAlone(): Promise<void>;
 }
 
 /** Opens the stream segment of the attempt `job.attemptCount` of `job`, under `fence`. */

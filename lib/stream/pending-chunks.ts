@@ -39,6 +39,8 @@ export interface PendingChunks {
   clear(): void;
   /** Removes and returns chunks from the front, at least one, while their bytes stay within `maxBytes`. */
   shift(maxBytes: number): PendingChunk[];
+  /** Whether one {@link shift} of `maxBytes` would take everything buffered. */
+  fitsOneBatch(maxBytes: number): boolean;
 }
 
 export function pendingChunks(): PendingChunks {
@@ -78,6 +80,9 @@ export function pendingChunks(): PendingChunks {
     clear() {
       list = [];
       chars = 0;
+    },
+    fitsOneBatch(maxBytes) {
+      return list.length <= 1 || list.reduce((sum, c) => sum + c.bytes, 0) <= maxBytes;
     },
     shift(maxBytes) {
       let bytes = 0;

@@ -8,6 +8,8 @@ import type mysql from 'mysql2/promise';
 import { getPrisma, type AiJob } from '../../lib/db/client.ts';
 import { getSqlPool, type SqlRunner } from '../../lib/db/sql-pool.ts';
 import { lockJob } from '../../lib/jobs/lifecycle-repository.ts';
+import { runSuccessScript, successScript } from '../../lib/jobs/lifecycle-success.ts';
+import { CancelRequestedError } from '../../lib/jobs/lifecycle-errors.ts';
 import { LeaseHeldError } from '../../lib/jobs/lifecycle-errors.ts';
 import { APPEND_INTERVAL_MS, createAttemptStreams, type AttemptStreamOptions } from '../../lib/stream/attempt-appender.ts';
 import { registerStreamPublisher } from '../../lib/stream/publisher-registry.ts';
@@ -81,6 +83,61 @@ describe('appending an attempt\'s previews', () => {
     stream.preview({ type: 'text', field: 'feedback', delta: 'twenty characters!!!' });
     await until(async () => (await chunkRows(job.id)).length === 1, 'the full batch to be appended');
     await stream.close();
+  });
+});
+
+describe('handing the last batch to the projection', () => {
+  const meta = { actor: 'worker-a', reason: 'attempt 1' };
+  const noRows = { rows: [], refs: [] };
+
+  it('appends nothing itself: the success script carries the batch, its chunks before the succeeded entry, published after the commit', async () => {
+    const job = await lockJob(db, (await createQueuedJob()).id, 'worker-a');
+    const fence = { holder: 'worker-a', leaseVersion: job.leaseVersion };
+    const stream = open(job, 'worker-a');
+    stream.preview({ type: 'text', field: 'feedback', delta: 'Mass attracts mass.' });
+    const final = await stream.handOver!();
+    expect(final).toBeDefined();
+    expect(await chunkRows(job.id)).toEqual([]);
+    expect(recorder.entries(job.id).map((e) => e.type)).toEqual(['status', 'status']);
+
+    const script = successScript(job, fence, { outputHash: 'h1' }, noRows, meta, undefined, final!.statement)!;
+    const succeeded = await runSuccessScript(job, fence, script, final!.committed);
+    expect(succeeded).toMatchObject({ lifecycleStatus: 'succeeded', statusSeq: 4 });
+    const log = await wholeLog(job.id);
+    expect(log.map((e) => [e.seq, e.type])).toEqual([[1, 'status'], [2, 'status'], [3, 'text'], [4, 'status']]);
+    expect(log[2]).toMatchObject({ field: 'feedback', delta: 'Mass attracts mass.' });
+    expect(log[3]).toMatchObject({ status: 'succeeded' });
+    expect(recorder.entries(job.id)).toEqual(log);
+  });
+
+  it('rolls back with a refused claim (a cancel requested): no chunk without its success', async () => {
+    const job = await lockJob(db, (await createQueuedJob()).id, 'worker-a');
+    const fence = { holder: 'worker-a', leaseVersion: job.leaseVersion };
+    const stream = open(job, 'worker-a');
+    stream.preview({ type: 'text', field: 'feedback', delta: 'never stored' });
+    const final = (await stream.handOver!())!;
+    await db.aiJob.update({ where: { id: job.id }, data: { cancelRequestedAt: new Date() } });
+    const script = successScript(job, fence, { outputHash: 'h1' }, noRows, meta, undefined, final.statement)!;
+    await expect(runSuccessScript(job, fence, script, final.committed)).rejects.toBeInstanceOf(CancelRequestedError);
+    expect(await chunkRows(job.id)).toEqual([]);
+    expect(recorder.entries(job.id).map((e) => e.type)).toEqual(['status', 'status']);
+  });
+
+  it('appends the batch on its own when the projection cannot carry it, and first what would not fit in one batch', async () => {
+    const job = await lockJob(db, (await createQueuedJob()).id, 'worker-a');
+    const stream = open(job, 'worker-a', { appendIntervalMs: 1, flushAtChars: 1_000_000 });
+    // Three chunks of ~5 KB (items of 5,000 characters): more than one batch of 12 KB.
+    for (let i = 0; i < 3; i += 1) stream.preview({ type: 'item', field: 'questions', index: i, item: 'x'.repeat(5_000) });
+    const final = (await stream.handOver!())!;
+    expect((await chunkRows(job.id)).map((r) => Number(r.seq))).toEqual([3, 4]);
+    await final.appendAlone();
+    expect((await chunkRows(job.id)).map((r) => Number(r.seq))).toEqual([3, 4, 5]);
+    expect(recorder.entries(job.id).map((e) => e.seq)).toEqual([1, 2, 3, 4, 5]);
+  });
+
+  it('hands over nothing when nothing is left', async () => {
+    const job = await lockJob(db, (await createQueuedJob()).id, 'worker-a');
+    expect(await open(job, 'worker-a').handOver!()).toBeUndefined();
   });
 });
 
