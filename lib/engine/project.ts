@@ -15,7 +15,7 @@ import { EngineError } from '../errors.ts';
 import type { JobDefinition } from '../jobs/definition.ts';
 import type { LeaseFence } from '../jobs/lifecycle-repository.ts';
 import { claimSuccess, runSuccessScript, successScript, successStatements, type SuccessRefusal } from '../jobs/lifecycle-success.ts';
-import { executeTogether, insertStatement } from '../db/sql.ts';
+import { executeTogether, insertRowsStatements } from '../db/sql.ts';
 import type { EngineDeps } from './engine-deps.ts';
 import type { AttemptResult } from './attempt.ts';
 import { publishStatus } from '../stream/status-entries.ts';
@@ -63,9 +63,9 @@ export async function projectResult(
     const refs = projector ? await projector.project(tx, job, result.output, { input: result.input }) : [];
     // The artifacts, the audit row and the event: one round trip.
     const at = succeeded.finishedAt ?? new Date();
-    const artifacts = refs.map((r) => insertStatement('AiJobArtifact', {
+    const artifacts = insertRowsStatements('AiJobArtifact', refs.map((r) => ({
       id: newId(), jobId: job.id, artifactType: r.artifactType, artifactId: r.artifactId, ordinal: r.ordinal, createdAt: at,
-    }));
+    })));
     await executeTogether(tx, [...artifacts, ...successStatements(succeeded, fence, meta)]);
     return { kind: 'projected', job: succeeded };
   });

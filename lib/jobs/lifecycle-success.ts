@@ -13,7 +13,7 @@
  */
 import type { AiJob, Prisma } from '../db/client.ts';
 import { newId } from '../db/ids.ts';
-import { insertStatement, type SqlStatement, type SqlValue } from '../db/sql.ts';
+import { insertRowsStatements, insertStatement, type SqlStatement, type SqlValue } from '../db/sql.ts';
 import { PROXY_PIN_STATEMENT_BYTES, sentTextBytes } from '../db/large-statements.ts';
 import { atomicQuery, getSqlPool, runAtomically } from '../db/sql-pool.ts';
 import { buildJobTerminalEvent } from '../outbox/job-events.ts';
@@ -167,14 +167,26 @@ export function successScript(
       values: [job.id, fence.leaseVersion, result.outputHash, now, job.id],
     },
     ...(carried ? [carried.statement] : []),
-    ...projection.rows.map((row) => insertStatement(row.table, row.values)),
-    ...projection.refs.map((r) => insertStatement('AiJobArtifact', {
+    ...rowsByTable(projection.rows),
+    ...insertRowsStatements('AiJobArtifact', projection.refs.map((r) => ({
       id: newId(), jobId: job.id, artifactType: r.artifactType, artifactId: r.artifactId, ordinal: r.ordinal, createdAt: now,
-    })),
+    }))),
     ...successStatements(succeeded, fence, meta),
   ];
   const { sql, values } = atomicQuery(statements);
   return sentTextBytes(sql, values) > PROXY_PIN_STATEMENT_BYTES ? undefined : { statements, succeeded, carried, guardIndex: preceding ? 2 : 1 };
+}
+
+/** A projector's rows as INSERTs, consecutive rows of one table in one statement (in their order). */
+function rowsByTable(rows: RowProjection['rows']): SqlStatement[] {
+  const statements: SqlStatement[] = [];
+  for (let i = 0; i < rows.length;) {
+    let j = i + 1;
+    while (j < rows.length && rows[j]!.table === rows[i]!.table) j += 1;
+    statements.push(...insertRowsStatements(rows[i]!.table, rows.slice(i, j).map((r) => r.values)));
+    i = j;
+  }
+  return statements;
 }
 
 /** MySQL/MariaDB ER_SUBQUERY_NO_1_ROW: here only ever the guard of a refused claim. */
