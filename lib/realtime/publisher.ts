@@ -19,6 +19,7 @@ import { MAX_EVENTS_PER_PUBLISH } from './events-protocol.ts';
 import { DEFAULT_MAX_EVENT_BYTES, pushToRequests } from './push-events.ts';
 import { channelOfJob } from './server-channel.ts';
 import type { EventsSigner } from './sigv4.ts';
+import { keepAlivePost, type JsonPost } from './json-post.ts';
 
 export const DEFAULT_PUBLISH_TIMEOUT_MS = 2_000;
 export const DEFAULT_MAX_IN_FLIGHT = 8;
@@ -66,7 +67,8 @@ export interface HttpStreamPublisherOptions {
   report?(problem: PublishProblem): void;
   /** After every flush (the Lambda publishes its EMF metrics here). */
   onFlushed?(): void;
-  fetch?: typeof fetch;
+  /** The transport (default: node:http(s) with keep-alive, ./json-post.ts). */
+  post?: JsonPost;
 }
 
 interface QueuedRequest {
@@ -187,9 +189,9 @@ export class HttpStreamPublisher implements StreamPublisher {
     const body = JSON.stringify({ channel: item.channel, events: item.events });
     const signed = await abortable(this.o.sign(this.url, body), signal);
     const headers = Object.fromEntries(Object.entries(signed.headers).filter(([name]) => name.toLowerCase() !== 'host'));
-    const res = await (this.o.fetch ?? fetch)(this.url, { method: 'POST', headers, body, signal });
-    const answer = await res.json().catch(() => undefined) as { failed?: unknown[]; errors?: { errorType?: string }[] } | undefined;
-    if (!res.ok) {
+    const res = await (this.o.post ?? keepAlivePost)(this.url, { headers, body, signal });
+    const answer = parseAnswer(res.body);
+    if (res.status < 200 || res.status > 299) {
       const errorType = answer?.errors?.[0]?.errorType;
       return { kind: 'failed', jobId: item.jobId, reason: 'http', status: res.status, events: item.events.length, ...(errorType ? { errorType } : {}) };
     }
@@ -247,7 +249,16 @@ function abortable<T>(promise: Promise<T>, signal: AbortSignal): Promise<T> {
   });
 }
 
+function parseAnswer(text: string): { failed?: unknown[]; errors?: { errorType?: string }[] } | undefined {
+  try {
+    return JSON.parse(text) as { failed?: unknown[]; errors?: { errorType?: string }[] };
+  } catch {
+    return undefined;
+  }
+}
+
 function errorTypeOf(err: unknown): { errorType?: string } {
-  const name = (err as { name?: unknown; cause?: { code?: unknown } })?.cause?.code ?? (err as { name?: unknown })?.name;
+  const e = err as { name?: unknown; code?: unknown; cause?: { code?: unknown } } | undefined;
+  const name = e?.cause?.code ?? e?.code ?? e?.name;
   return typeof name === 'string' ? { errorType: name } : {};
 }
