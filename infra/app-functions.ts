@@ -61,6 +61,14 @@ export interface AppFunctions {
   migrate: NodejsFunction;
 }
 
+/**
+ * The user API's memory, from `npm run bench:memory-api` (docs/deploy.md, "API memory"): a container's peak RSS
+ * was 263 MiB after 7,500 requests on a 24 GiB machine, 128 MiB of it V8's young generation grown to its largest
+ * size (V8 sizes it from the machine's memory, smaller on a smaller function); the JavaScript heap after a full
+ * collection stays ~41 MiB. 512 MB leaves a margin of 1.9 over that peak.
+ */
+export const API_USER_MEMORY_MB = 512;
+
 const CONSUMER_NAMES: Record<QueueName, LambdaName> = { interactive: 'ConsumerInteractive', background: 'ConsumerBackground' };
 
 export function createAppFunctions(scope: Construct, r: AppResources): AppFunctions {
@@ -75,7 +83,7 @@ export function createAppFunctions(scope: Construct, r: AppResources): AppFuncti
   const api = { timeout: Duration.seconds(API_FUNCTION_TIMEOUT_SECONDS), memoryMb: 1024 };
   const admin = adminEnvironment(r.config);
   const budgets = r.config.budgets;
-  const apiUser = create('ApiUser', { ...api, environment: { ...queueEnv, ...admin, ...budgets, ...dbPool(DB_POOL.api), CREDENTIALS_KMS_KEY_ID: r.credentialsKey.keyArn } });
+  const apiUser = create('ApiUser', { ...api, memoryMb: API_USER_MEMORY_MB, environment: { ...queueEnv, ...admin, ...budgets, ...dbPool(DB_POOL.api), CREDENTIALS_KMS_KEY_ID: r.credentialsKey.keyArn } });
   const routing: Record<string, string> = r.config.mockAiBaseUrl ? { MOCK_AI_BASE_URL: r.config.mockAiBaseUrl } : {};
   const apiAdmin = create('ApiAdmin', { ...api, environment: { ...queueEnv, ...dlqEnv, ...admin, ...budgets, ...routing, ...dbPool(DB_POOL.api) } });
   const apiStream = create('ApiStream', {

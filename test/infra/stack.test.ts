@@ -171,13 +171,13 @@ describe('functions', () => {
     expect(background.maxConcurrency).toBeLessThan(interactive.maxConcurrency);
   });
 
-  it('sizes the consumers from bench:memory (the measured peak RSS of a full batch and a margin) and the API functions apart', () => {
+  it('sizes the consumers from bench:memory and the user API from bench:memory-api (measured peak RSS and a margin), the admin API apart', () => {
     const memoryOf = (name: string) => appFunctions(dev).find(([id]) => id.startsWith(name))![1].Properties.MemorySize as number;
     const { interactive, background } = dev.config.consumers;
     expect([interactive.memoryMb, background.memoryMb]).toEqual([320, 512]);
     expect(memoryOf('ConsumerInteractive')).toBe(interactive.memoryMb);
     expect(memoryOf('ConsumerBackground')).toBe(background.memoryMb);
-    expect(memoryOf('ApiUser')).toBe(1024);
+    expect(memoryOf('ApiUser')).toBe(512);
     expect(memoryOf('ApiAdmin')).toBe(1024);
     expect(memoryOf('Dispatcher')).toBe(512);
   });
