@@ -2,8 +2,10 @@
  * `npm run bench:db-status`: what the database server does per job, as deltas of its own status counters over a
  * run of BENCH_JOBS (300) jobs of bench:peers' workload over HTTP (one user per job) on the runtime as
  * `npm start` starts it: statements by kind (Com_*), rows read by access path (Handler_read_*), rows written,
- * internal temporary tables (in memory and on disk), sorts, and InnoDB's row and log work. Counts, not times:
- * a change shows on a loaded machine where milliseconds drift.
+ * internal temporary tables (in memory and on disk), files opened, sorts, and InnoDB's row and log work. Counts,
+ * not times: a change shows on a loaded machine where milliseconds drift. Also printed: the user and system CPU
+ * per job of the server's process and of the runtime's (/proc; the server must run on this machine), and the
+ * runtime's WARN-and-up log lines, counted (a realtime publish refused, say).
  *
  * Run it against a server nothing else uses (the counters are server-wide): BENCH_DB_URL (default
  * mysql://root@127.0.0.1:3399/aijobs_db_status; the database is created, migrated and dropped here).
