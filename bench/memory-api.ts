@@ -22,20 +22,13 @@
  */
 import { mkdtempSync, rmSync } from 'node:fs';
 import { randomUUID } from 'node:crypto';
-import { createServer } from 'node:http';
-import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { SQSClient } from '@aws-sdk/client-sqs';
-import { startFauxqs } from 'fauxqs';
-import mysql from 'mysql2/promise';
 import { LAMBDA_ENTRIES, PROJECT_ROOT } from '../infra/bundling.ts';
 import { DB_POOL } from '../infra/app-functions.ts';
-import { databaseUrlFromEnv, parseDatabaseUrl, withDatabase } from '../lib/db/database-url.ts';
-import { migrateDatabase } from '../lib/db/migrator.ts';
-import { createJobQueues } from '../lib/queue/create-queues.ts';
 import { bundleLambda } from './lambda-bundle.ts';
 import { startContainer } from './memory/container.ts';
+import { startBenchServices, startPublishSink } from './memory/services.ts';
 import { workloadFromEnv } from './peers/workload.ts';
 
 const env = process.env;
@@ -65,27 +58,11 @@ function apiEvent(method: string, rawPath: string, sub: string, body?: unknown, 
   };
 }
 
-/** AppSync Events' stand-in: takes each publish (200, `{}`). */
-async function startPublishSink() {
-  const server = createServer((req, res) => {
-    req.resume().on('end', () => res.writeHead(200, { 'content-type': 'application/json' }).end('{}'));
-  });
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  return { url: `http://127.0.0.1:${(server.address() as AddressInfo).port}/event`, close: () => new Promise((r) => server.close(r)) };
-}
-
 type Answer = { statusCode?: number; body?: string };
 
 async function main(): Promise<void> {
-  const url = withDatabase(databaseUrlFromEnv(), DATABASE);
-  const server = parseDatabaseUrl(url);
-  const admin = await mysql.createConnection({ host: server.host, port: server.port, user: server.user, password: server.password });
-  await admin.query(`DROP DATABASE IF EXISTS ${DATABASE}`);
-  await migrateDatabase(url);
-  const fauxqs = await startFauxqs({ port: 0, logger: false, host: '127.0.0.1' } as Parameters<typeof startFauxqs>[0]);
-  const endpoint = `http://127.0.0.1:${fauxqs.port}`;
-  const sqs = new SQSClient({ region: 'us-east-1', endpoint, credentials: { accessKeyId: 'x', secretAccessKey: 'x' } });
-  const queues = await createJobQueues(sqs, 'bench-memory-api');
+  const services = await startBenchServices(DATABASE, 'bench-memory-api');
+  const { url, admin, endpoint, queues } = services;
   const sink = await startPublishSink();
   const work = mkdtempSync(path.join(tmpdir(), 'bench-memory-api-'));
   try {
@@ -132,10 +109,9 @@ async function main(): Promise<void> {
       + ` cpu_ms_per_request=${(cpu / Math.max(1, requests)).toFixed(2)} first_round_cpu_ms=${firstCpu.toFixed(0)}`);
     console.log(`api_peak_rss_mib=${mib(report.maxRssBytes)}`);
   } finally {
-    sqs.destroy();
-    await Promise.all([sink.close(), fauxqs.stop()]);
+    await sink.close();
     await admin.query(`DROP DATABASE IF EXISTS ${DATABASE}`);
-    await admin.end();
+    await services.stop();
     rmSync(work, { recursive: true, force: true });
   }
 }

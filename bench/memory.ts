@@ -32,24 +32,20 @@
  * beforehand, e.g. 18,090 µs per 100,000: 320 MB's share of a vCPU), BENCH_MEMORY_NODE_OPTIONS (instead of the deployed `--enable-source-maps`), BENCH_MEMORY_TRACE=1 (a line per batch: its job types, CPU and memory after it).
  */
 import { mkdtempSync, rmSync } from 'node:fs';
-import { createServer } from 'node:http';
-import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { ReceiveMessageCommand, SQSClient, type Message } from '@aws-sdk/client-sqs';
 import type { SQSBatchResponse } from 'aws-lambda';
-import { startFauxqs } from 'fauxqs';
 import mysql from 'mysql2/promise';
 import { LAMBDA_ENTRIES, PROJECT_ROOT } from '../infra/bundling.ts';
 import { DB_POOL } from '../infra/app-functions.ts';
-import { databaseUrlFromEnv, parseDatabaseUrl, withDatabase } from '../lib/db/database-url.ts';
-import { migrateDatabase } from '../lib/db/migrator.ts';
 import { startMockAiServer } from '../lib/dev/mock-ai-server.ts';
 import { deleteAcknowledged, toSqsEvent } from '../lib/dev/local-runtime/queue-poller.ts';
-import { createJobQueues, type CreatedJobQueue } from '../lib/queue/create-queues.ts';
+import type { CreatedJobQueue } from '../lib/queue/create-queues.ts';
 import type { QueueName } from '../lib/queue/queue-definitions.ts';
 import { bundleLambda } from './lambda-bundle.ts';
 import { startContainer, type Container } from './memory/container.ts';
+import { startBenchServices, startPublishSink } from './memory/services.ts';
 import { benchJob, benchRespond } from './memory/workload.ts';
 
 const env = process.env;
@@ -66,19 +62,6 @@ const FUNCTION: Record<QueueName, 'ConsumerInteractive' | 'ConsumerBackground'> 
 
 const mib = (bytes: number) => (bytes / 1_048_576).toFixed(1);
 const work = mkdtempSync(path.join(tmpdir(), 'bench-memory-'));
-
-/** Lambda's realtime publishes go to AppSync Events; here to an endpoint that takes each one (200, `{}`). */
-async function startPublishSink() {
-  let requests = 0;
-  const server = createServer((req, res) => {
-    req.resume().on('end', () => {
-      requests += 1;
-      res.writeHead(200, { 'content-type': 'application/json' }).end('{}');
-    });
-  });
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  return { url: `http://127.0.0.1:${(server.address() as AddressInfo).port}/event`, requests: () => requests, close: () => new Promise((r) => server.close(r)) };
-}
 
 /** Receives up to `n` messages (one batch, as Lambda's poller would with batch size `n`). */
 async function receiveBatch(sqs: SQSClient, queueUrl: string, n: number): Promise<Message[]> {
@@ -130,15 +113,8 @@ async function runLevel(r: Run, sqs: SQSClient, admin: mysql.Connection, created
 }
 
 async function main(): Promise<void> {
-  const url = withDatabase(databaseUrlFromEnv(), DATABASE);
-  const server = parseDatabaseUrl(url);
-  const admin = await mysql.createConnection({ host: server.host, port: server.port, user: server.user, password: server.password });
-  await admin.query(`DROP DATABASE IF EXISTS ${DATABASE}`);
-  await migrateDatabase(url);
-  const fauxqs = await startFauxqs({ port: 0, logger: false, host: '127.0.0.1' } as Parameters<typeof startFauxqs>[0]);
-  const endpoint = `http://127.0.0.1:${fauxqs.port}`;
-  const sqs = new SQSClient({ region: 'us-east-1', endpoint, credentials: { accessKeyId: 'x', secretAccessKey: 'x' } });
-  const queues = await createJobQueues(sqs, 'bench-memory');
+  const services = await startBenchServices(DATABASE, 'bench-memory');
+  const { url, admin, endpoint, sqs, queues } = services;
   const mock = await startMockAiServer({
     tokensPerSecond: Number(env.BENCH_MEMORY_TPS ?? 200), firstTokenDelayMs: Number(env.BENCH_MEMORY_FIRST_TOKEN_MS ?? 500), respond: benchRespond,
   });
@@ -187,8 +163,7 @@ async function main(): Promise<void> {
     console.log(`# realtime publishes taken: ${sink.requests()}`);
     console.log(`consumer_peak_rss_mib=${mib(peak)}`);
   } finally {
-    sqs.destroy();
-    await Promise.all([mock.close(), sink.close(), fauxqs.stop(), admin.end()]);
+    await Promise.all([mock.close(), sink.close(), services.stop()]);
     rmSync(work, { recursive: true, force: true });
   }
 }
