@@ -28,7 +28,7 @@ export function pieceEnds(chunk: Uint8Array, pieceBytes = PIECE_BYTES): number[]
     if (i + 2 - start < pieceBytes) continue;
     ends.push(i + 2);
     start = i + 2;
-    i = Math.max(i + 1, start + pieceBytes - 2);
+    i = start + pieceBytes - 2; // the next cut is at least pieceBytes on: search from there
   }
   if (start < chunk.length) ends.push(chunk.length);
   return ends;
