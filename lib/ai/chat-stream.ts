@@ -1,19 +1,32 @@
 /**
- * Reading one streamed chat completion: the `chat.completion.chunk`s the `openai` SDK yields from the provider's
- * Server-Sent Events, folded into the whole answer and its usage while each content delta is handed on as it
- * arrives. The deadlines of one call live here too (the provider's total deadline and the first-token deadline).
+ * Reading one streamed chat completion: the provider's Server-Sent Events, as the raw response the `openai` SDK
+ * hands back (`.asResponse()`), parsed with `eventsource-parser` into `chat.completion.chunk`s and folded into the
+ * whole answer and its usage while each content delta is handed on as it arrives. The deadlines of one call live
+ * here too (the provider's total deadline and the first-token deadline).
+ *
+ * Why not the SDK's own stream: it yields each event through three layers of async generators and copies its
+ * buffer per event; a streamed answer is one event per token, and that per-event cost was the consumer's largest
+ * in bench:peers. Here the events of a network read are parsed and folded synchronously, one await per read.
+ * The SDK still builds and sends the request and classifies every refusal (status, headers, body) as before;
+ * inside the stream the SDK's rules are kept: `data: [DONE]` ends it (what follows is ignored), every other
+ * event's data is JSON, and one carrying `error` is an `APIError` built as the SDK builds it.
  *
  * What a well-formed stream looks like (OpenAI's and DeepSeek's chat-completions streaming, with
  * `stream_options: { include_usage: true }`): content chunks `choices[0].delta.content`, one carrying a
  * `finish_reason`, then one chunk with `choices: []` and the call's `usage` (every other chunk has
- * `usage: null`), then `data: [DONE]` (consumed by the SDK). Reasoning models (deepseek-reasoner) first stream
+ * `usage: null`), then `data: [DONE]`. Reasoning models (deepseek-reasoner) first stream
  * `delta.reasoning_content`; that counts as the first token, not as answer text. SSE comments such as DeepSeek's
- * `: keep-alive` under load are dropped by the SDK and never count as a token.
+ * `: keep-alive` under load are dropped and never count as a token; so is an event without data.
  */
+import { APIError } from 'openai';
 import type OpenAI from 'openai';
+import { createParser, type EventSourceMessage } from 'eventsource-parser';
 import type { TokenUsage } from './types.ts';
 
 type Chunk = OpenAI.Chat.Completions.ChatCompletionChunk;
+
+/** An event still incomplete after this many characters ends the read (a chat chunk is a few hundred). */
+export const MAX_EVENT_BYTES = 1024 * 1024;
 
 /** What one stream carried. */
 export interface StreamedAnswer {
@@ -38,44 +51,103 @@ export class DeltaSinkError {
   constructor(readonly error: unknown) {}
 }
 
+/** An event stream the parser gave up on (an event still incomplete past {@link MAX_EVENT_BYTES}). */
+export class EventStreamError extends Error {}
+
 /**
- * Reads `stream` to its end. Leaving early (an error of `onDelta`) makes the SDK abort the request, which closes
- * the connection. An abort of the request's signal ends the iteration quietly (the SDK swallows it): the caller
- * must look at its signals after this returns.
- * @throws DeltaSinkError | what the SDK throws (an APIError for an error event in the stream, a TypeError for a cut connection)
+ * Reads `response`'s event stream to its end (what follows `data: [DONE]` is read and ignored, so the connection
+ * can be kept for the next call). Leaving early (an error event, bad JSON, an
+ * error of `onDelta`) cancels the body, which closes the connection. An abort of the request's signal rejects the
+ * body's read: the caller tells its own signals apart.
+ * @throws DeltaSinkError | APIError (an error event in the stream) | SyntaxError (an event that is not JSON) |
+ *   EventStreamError | what the body's read throws (a TypeError for a cut connection, the abort's reason)
  */
-export async function readChatStream(stream: AsyncIterable<Chunk>, hooks: StreamHooks): Promise<StreamedAnswer> {
-  const parts: string[] = [];
-  let usage: Chunk['usage'];
-  let finished = false;
-  let sawToken = false;
-  for await (const chunk of stream) {
-    if (chunk.usage) usage = chunk.usage;
+export async function readChatStream(response: Response, hooks: StreamHooks): Promise<StreamedAnswer> {
+  const fold = new ChunkFold(hooks);
+  let done = false;
+  let failure: unknown;
+  const parser = createParser({
+    maxBufferSize: MAX_EVENT_BYTES,
+    onEvent(event: EventSourceMessage) {
+      if (done || failure !== undefined) return;
+      if (event.data.startsWith('[DONE]')) {
+        done = true;
+        return;
+      }
+      try {
+        const data = JSON.parse(event.data) as Chunk & { error?: unknown };
+        if (data?.error) throw new APIError(undefined, data.error as object, undefined, response.headers);
+        fold.add(data);
+      } catch (err) {
+        failure = err;
+      }
+    },
+    onError(err) {
+      if (err.type === 'max-buffer-size-exceeded') failure ??= new EventStreamError(`an event of the stream passed ${MAX_EVENT_BYTES} bytes`);
+    },
+  });
+  if (!response.body) return fold.answer();
+  const reader = response.body.getReader();
+  const decoder = new TextDecoder();
+  let ended = false;
+  try {
+    for (;;) {
+      const { value, done: end } = await reader.read();
+      if (end) {
+        ended = true;
+        parser.feed(decoder.decode());
+        break;
+      }
+      parser.feed(decoder.decode(value, { stream: true }));
+      if (failure !== undefined) throw failure;
+    }
+    if (failure !== undefined) throw failure;
+    return fold.answer();
+  } finally {
+    if (!ended) await reader.cancel().catch(() => undefined);
+    reader.releaseLock();
+  }
+}
+
+/** The chunks of one stream, folded as they come. */
+class ChunkFold {
+  private readonly parts: string[] = [];
+  private usage: Chunk['usage'];
+  private finished = false;
+  private sawToken = false;
+
+  constructor(private readonly hooks: StreamHooks) {}
+
+  add(chunk: Chunk): void {
+    if (chunk.usage) this.usage = chunk.usage;
     const choice = chunk.choices?.[0];
-    if (!choice) continue;
+    if (!choice) return;
     const text = choice.delta?.content ?? '';
     const reasoning = (choice.delta as { reasoning_content?: string | null } | undefined)?.reasoning_content ?? '';
-    if (!sawToken && (text || reasoning)) {
-      sawToken = true;
-      hooks.onFirstToken();
+    if (!this.sawToken && (text || reasoning)) {
+      this.sawToken = true;
+      this.hooks.onFirstToken();
     }
     if (text) {
-      parts.push(text);
+      this.parts.push(text);
       try {
-        hooks.onDelta?.(text);
+        this.hooks.onDelta?.(text);
       } catch (err) {
         throw new DeltaSinkError(err);
       }
     }
-    if (choice.finish_reason) finished = true;
+    if (choice.finish_reason) this.finished = true;
   }
-  const promptTokens = usage?.prompt_tokens ?? 0;
-  const completionTokens = usage?.completion_tokens ?? 0;
-  return {
-    content: parts.join(''),
-    usage: { promptTokens, completionTokens, totalTokens: usage?.total_tokens ?? promptTokens + completionTokens },
-    finished,
-  };
+
+  answer(): StreamedAnswer {
+    const promptTokens = this.usage?.prompt_tokens ?? 0;
+    const completionTokens = this.usage?.completion_tokens ?? 0;
+    return {
+      content: this.parts.join(''),
+      usage: { promptTokens, completionTokens, totalTokens: this.usage?.total_tokens ?? promptTokens + completionTokens },
+      finished: this.finished,
+    };
+  }
 }
 
 /**

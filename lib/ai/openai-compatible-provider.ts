@@ -14,7 +14,6 @@ import {
 import { REDACTED } from '../jobs/redaction.ts';
 import { CallDeadlines, DeltaSinkError, readChatStream } from './chat-stream.ts';
 import { toProviderFailure } from './provider-errors.ts';
-import { fetchWithEventPieces } from './sse-pieces.ts';
 import type { AiProvider, ChatRequest, ProviderCallOptions, ProviderReply } from './types.ts';
 
 /** Default deadline of one provider request (headers and the whole stream). */
@@ -65,10 +64,11 @@ export class OpenAiCompatibleProvider implements AiProvider {
     const signal = AbortSignal.any([opts.signal, deadlines.signal]);
     let opened = false;
     try {
-      const stream = await this.clientFor(opts.apiKey).chat.completions.create(toCompletionBody(request), { signal });
+      // The raw response: its event stream is read by ./chat-stream.ts, not by the SDK's Stream (it says why).
+      const response = await this.clientFor(opts.apiKey).chat.completions.create(toCompletionBody(request), { signal }).asResponse();
       opened = true;
-      const answer = await readChatStream(stream, { onFirstToken: () => deadlines.tokenArrived(), onDelta: opts.onDelta });
-      // The SDK ends the iteration quietly when the request is aborted.
+      const answer = await readChatStream(response, { onFirstToken: () => deadlines.tokenArrived(), onDelta: opts.onDelta });
+      // A deadline or the caller's abort that came as the stream ended still wins over the answer.
       if (signal.aborted) throw signal.reason;
       if (!answer.finished) throw new ProviderStreamCutError(`${this.name} closed the stream before the answer was complete`);
       return { content: answer.content, usage: answer.usage };
@@ -90,7 +90,7 @@ export class OpenAiCompatibleProvider implements AiProvider {
     if (deadlines.totalPassed) return new ProviderTimeoutError(`${this.name} did not answer within ${this.timeoutMs} ms`, cause);
     if (err instanceof JobFailure) return err;
     // After the stream opened, anything but an error event in it means the stream broke off (a cut connection is
-    // undici's TypeError "terminated"; an event that is not JSON, a SyntaxError).
+    // undici's TypeError "terminated"; an event that is not JSON, a SyntaxError; an oversized event).
     if (opened && !(err instanceof APIError)) return new ProviderStreamCutError(`${this.name}'s stream broke off mid-answer`, cause);
     return toProviderFailure(cause.cause, this.name, this.timeoutMs);
   }
@@ -114,8 +114,6 @@ export class OpenAiCompatibleProvider implements AiProvider {
         organization: null,
         project: null,
         logLevel: 'off',
-        // The stream's events reach the SDK's SSE reader a few at a time (./sse-pieces.ts says why).
-        fetch: piecewiseFetch,
       });
       if (this.clients.size >= MAX_CLIENTS) this.clients.delete(this.clients.keys().next().value!);
     }
@@ -125,8 +123,6 @@ export class OpenAiCompatibleProvider implements AiProvider {
 
   private readonly clients = new Map<string, OpenAI>();
 }
-
-const piecewiseFetch = fetchWithEventPieces();
 
 /** SDK clients kept per provider: one per API key in use (the platform key, and users' own keys). */
 const MAX_CLIENTS = 64;
