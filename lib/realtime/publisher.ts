@@ -9,9 +9,11 @@
  * - at most `maxQueued` wait; a push beyond that is dropped and counted;
  * - a job's requests go one at a time in `seq` order (no ordering across requests is documented by the
  *   service, so the publisher does not rely on one); readers order and de-duplicate by `seq` anyway;
- * - a push made while its job's request is in flight joins the job's last waiting request when the events fit
- *   (at most 5 a request): the pushes of a job that moves fast (running, its chunks, succeeded) cost one signed
- *   request each only while the service keeps up, and fewer when it does not.
+ * - a push joins its job's last waiting request when the events fit (at most 5 a request), and requests start
+ *   only once the code that made a push has run to its next await (a microtask later): pushes made together
+ *   (an attempt's last batch and its `succeeded` entry, published as their commit returns) go as one request,
+ *   and the pushes of a job that moves fast (running, its chunks, succeeded) cost one signed request each only
+ *   while the service keeps up, and fewer when it does not.
  * Every failure and drop goes to `report` (metrics and a log line without payload).
  */
 import type { StreamPublisher, StreamPush } from '../stream/protocol.ts';
@@ -85,6 +87,7 @@ export class HttpStreamPublisher implements StreamPublisher {
   private readonly running = new Set<QueuedRequest>();
   private readonly busyChannels = new Set<string>();
   private idleWaiters: (() => void)[] = [];
+  private pumpScheduled = false;
   private readonly counts = { published: 0, failed: 0, dropped: 0 };
 
   constructor(private readonly o: HttpStreamPublisherOptions) {
@@ -134,13 +137,27 @@ export class HttpStreamPublisher implements StreamPublisher {
         waiting.events.push(...events);
         continue;
       }
-      if (this.queue.length >= (this.o.maxQueued ?? DEFAULT_MAX_QUEUED)) {
+      if (this.queue.length >= this.queueRoom()) {
         this.drop({ kind: 'dropped', jobId: push.jobId, reason: 'queue-full', count: 1 });
         continue;
       }
       this.queue.push({ jobId: push.jobId, channel, events });
     }
-    this.pump();
+    if (!this.pumpScheduled) {
+      this.pumpScheduled = true;
+      queueMicrotask(() => {
+        this.pumpScheduled = false;
+        this.pump();
+      });
+    }
+  }
+
+  /**
+   * How many requests may wait: `maxQueued`, plus the free request slots, which requests made in
+   * this turn take when the pump starts them a microtask later.
+   */
+  private queueRoom(): number {
+    return (this.o.maxQueued ?? DEFAULT_MAX_QUEUED) + Math.max(0, (this.o.maxInFlight ?? DEFAULT_MAX_IN_FLIGHT) - this.running.size);
   }
 
   /** The channel's last request still waiting (not started), if any. */

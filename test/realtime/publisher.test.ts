@@ -31,7 +31,9 @@ describe('with the realtime service unreachable', () => {
     await t.stop();
     const { publisher, problems } = publisherAt(endpoint);
     publisher.publish(textPush('alice', newJobId(), 1));
-    expect(publisher.stats()).toMatchObject({ inFlight: 1, published: 0 }); // handed off, not awaited
+    expect(publisher.stats()).toMatchObject({ queued: 1, inFlight: 0, published: 0 }); // handed off, not awaited
+    await Promise.resolve();
+    expect(publisher.stats()).toMatchObject({ queued: 0, inFlight: 1 }); // started a microtask later
     await publisher.flush(10_000);
     expect(publisher.stats()).toMatchObject({ failed: 1, inFlight: 0, queued: 0 });
     expect(problems).toEqual([expect.objectContaining({ kind: 'failed', reason: 'network', events: 1 })]);
@@ -72,6 +74,7 @@ describe('with the realtime service unreachable', () => {
     try {
       const { publisher, problems } = publisherAt(`${silent.url}/event`, { maxInFlight: 2, maxQueued: 3, timeoutMs: 60_000 });
       for (let i = 0; i < 10; i += 1) publisher.publish(textPush('alice', newJobId(), 1));
+      await Promise.resolve();
       expect(publisher.stats()).toMatchObject({ inFlight: 2, queued: 3, dropped: 5 });
       expect(problems.filter((p) => p.kind === 'dropped' && p.reason === 'queue-full')).toHaveLength(5);
       await publisher.flush(50);
@@ -142,16 +145,43 @@ describe('with the hub up', () => {
     await subscribed.promise;
     const publisher = t.publisher();
     const other = newJobId();
-    for (const seq of [1, 2, 3, 4]) {
+    publisher.publish(textPush('alice', jobId, 1));
+    await Promise.resolve(); // seq 1 is in flight
+    for (const seq of [2, 3, 4]) {
       publisher.publish(textPush('alice', jobId, seq));
       if (seq === 2) publisher.publish(textPush('alice', other, 1));
     }
+    await Promise.resolve();
     expect(publisher.stats()).toMatchObject({ inFlight: 2, queued: 1 }); // seq 1 and the other job's run; 2–4 wait as one
     await done.promise;
     client.close();
     await publisher.flush(5_000);
     expect(seqs).toEqual([1, 2, 3, 4]);
     expect(publisher.stats()).toMatchObject({ published: 3, failed: 0, dropped: 0 });
+  });
+
+  it("sends a job's pushes made together (a last batch and its succeeded entry) as one request", async () => {
+    const jobId = newJobId();
+    const seqs: number[] = [];
+    const done = waitUntil(() => seqs.length === 3);
+    const subscribed = waitUntil(() => true);
+    const client = createRealtimeClient({ httpEndpoint: t.hub.httpEndpoint, getToken: () => t.token('alice') });
+    client.subscribe(channelFor('alice', jobId), {
+      onSubscribed: subscribed.tick,
+      onPush: (push) => {
+        seqs.push(...push.entries.map((e) => e.seq));
+        done.tick();
+      },
+    });
+    await subscribed.promise;
+    const publisher = t.publisher();
+    publisher.publish(textPush('alice', jobId, 1, 2));
+    publisher.publish(textPush('alice', jobId, 3));
+    await done.promise;
+    client.close();
+    await publisher.flush(5_000);
+    expect(seqs).toEqual([1, 2, 3]);
+    expect(publisher.stats()).toMatchObject({ published: 1, failed: 0, dropped: 0 });
   });
 
   it('answers a request the service rejects (wrong key) as a counted failure with its status and error type', async () => {
