@@ -124,8 +124,10 @@ export function concernOf(stack: readonly CallFrame[], charged: string): string 
   if (charged === '(garbage collector)' || charged === '(program)') return charged;
   if (origins.includes('pkg:@smithy/signature-v4') || names.some((n) => /^(Hash|reset|Sha256Node|createHash|create) .*(@smithy\/core|config\/sha256)/.test(n))) return 'SigV4 (sign, check)';
   if (origins.some((o) => o.startsWith('ours:lib/dev/local-runtime/realtime-hub'))) return 'realtime hub (local AppSync stand-in)';
-  if (charged === 'pkg:openai') return 'openai SDK (SSE parsing, fetch)';
-  if (origins.some((o) => o.startsWith('ours:lib/realtime/'))) return 'realtime publish (fetch)';
+  if (charged === 'pkg:openai' || charged === 'pkg:eventsource-parser' || charged === 'ours:lib/ai/chat-stream.ts') {
+    return 'provider call (openai SDK, the event stream read and folded)';
+  }
+  if (origins.some((o) => o.startsWith('ours:lib/realtime/'))) return 'realtime publish';
   if (charged === 'pkg:mariadb' || /^ours:lib\/db\/(sql|large-statements|text-guard)/.test(charged)) return 'SQL (mariadb driver, statement text)';
   if (charged === 'wasm' || charged.startsWith('pkg:@prisma')) return 'Prisma (query compiler, client)';
   if (charged.startsWith('pkg:@smithy') || charged.startsWith('pkg:@aws-sdk')) return 'AWS SDK (serialize, HTTP)';
