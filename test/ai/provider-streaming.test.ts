@@ -1,6 +1,7 @@
 /** The provider reads every answer as a stream: deltas as they arrive, usage from the last chunk, and the ways a stream fails. */
 import { createServer, type Server } from 'node:http';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { MAX_EVENT_BYTES } from '../../lib/ai/chat-stream.ts';
 import { startMockAiServer, type MockAiServer } from '../../lib/dev/mock-ai-server.ts';
 import {
   ProviderFirstTokenTimeoutError,
@@ -126,6 +127,9 @@ describe('streams that break the protocol', () => {
     nofinish: `data: ${JSON.stringify({ object: 'chat.completion.chunk', choices: [{ index: 0, delta: { content: '{"a":' }, finish_reason: null }] })}\n\n`,
     overloaded: `data: ${JSON.stringify({ object: 'chat.completion.chunk', choices: [{ index: 0, delta: { content: '{' }, finish_reason: null }] })}\n\n` +
       `data: ${JSON.stringify({ error: { message: 'overloaded', type: 'server_error', code: 'overloaded' } })}\n\n`,
+    garbled: `data: ${JSON.stringify({ object: 'chat.completion.chunk', choices: [{ index: 0, delta: { content: '{' }, finish_reason: null }] })}\n\n` +
+      'data: {"object": "chat.completion.chunk", "choi\n\n',
+    huge: `data: "${'x'.repeat(MAX_EVENT_BYTES + 1024)}`,
   };
   beforeAll(async () => {
     raw = createServer((req, res) => {
@@ -154,6 +158,11 @@ describe('streams that break the protocol', () => {
 
   it('keep-alive comments are bytes, not tokens: they do not hold off the first-token deadline', async () => {
     expect(await rejectionOf(call('keepalive', { url, firstTokenTimeoutMs: 300 }).reply)).toBeInstanceOf(ProviderFirstTokenTimeoutError);
+  });
+
+  it('an event that is not JSON, or one that outgrows the bound before it ends, is a cut stream', async () => {
+    expect(await rejectionOf(call('garbled', { url }).reply)).toBeInstanceOf(ProviderStreamCutError);
+    expect(await rejectionOf(call('huge', { url }).reply)).toBeInstanceOf(ProviderStreamCutError);
   });
 
   it('any other error event mid-stream is ProviderUnavailableError naming its code', async () => {
