@@ -6,7 +6,7 @@
  * this one has nothing else in its process, so a change to the stream's reading shows in a few seconds.
  *
  * BENCH_CALLS (2,000) calls, BENCH_CONCURRENCY (4) at a time, after BENCH_WARMUP (300) untimed ones.
- * Prints `provider_call cpu_ms_per_call=<user+system ms of this process per call> events_per_call=<…>`.
+ * Prints `provider_call cpu_ms_per_call=<user+system ms of this process per call> … deltas_per_call=<…>`.
  */
 import { OpenAiCompatibleProvider } from '../lib/ai/openai-compatible-provider.ts';
 import { positiveNumber } from './peers/config.ts';

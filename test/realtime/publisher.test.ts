@@ -129,10 +129,10 @@ describe('with the hub up', () => {
     expect(publisher.stats().published).toBeLessThanOrEqual(batches.flat(1).length);
   });
 
-  it("joins a job's pushes made while its request is in flight into one request, in seq order", async () => {
-    const jobId = newJobId();
+  /** A subscriber to alice's job `jobId` that collects the `seq`s pushed to it; `done` once `count` arrived. */
+  async function collectSeqs(jobId: string, count: number) {
     const seqs: number[] = [];
-    const done = waitUntil(() => seqs.length === 4);
+    const done = waitUntil(() => seqs.length === count);
     const subscribed = waitUntil(() => true);
     const client = createRealtimeClient({ httpEndpoint: t.hub.httpEndpoint, getToken: () => t.token('alice') });
     client.subscribe(channelFor('alice', jobId), {
@@ -143,6 +143,12 @@ describe('with the hub up', () => {
       },
     });
     await subscribed.promise;
+    return { seqs, done: done.promise, client };
+  }
+
+  it("joins a job's pushes made while its request is in flight into one request, in seq order", async () => {
+    const jobId = newJobId();
+    const { seqs, done, client } = await collectSeqs(jobId, 4);
     const publisher = t.publisher();
     const other = newJobId();
     publisher.publish(textPush('alice', jobId, 1));
@@ -153,7 +159,7 @@ describe('with the hub up', () => {
     }
     await Promise.resolve();
     expect(publisher.stats()).toMatchObject({ inFlight: 2, queued: 1 }); // seq 1 and the other job's run; 2–4 wait as one
-    await done.promise;
+    await done;
     client.close();
     await publisher.flush(5_000);
     expect(seqs).toEqual([1, 2, 3, 4]);
@@ -162,22 +168,11 @@ describe('with the hub up', () => {
 
   it("sends a job's pushes made together (a last batch and its succeeded entry) as one request", async () => {
     const jobId = newJobId();
-    const seqs: number[] = [];
-    const done = waitUntil(() => seqs.length === 3);
-    const subscribed = waitUntil(() => true);
-    const client = createRealtimeClient({ httpEndpoint: t.hub.httpEndpoint, getToken: () => t.token('alice') });
-    client.subscribe(channelFor('alice', jobId), {
-      onSubscribed: subscribed.tick,
-      onPush: (push) => {
-        seqs.push(...push.entries.map((e) => e.seq));
-        done.tick();
-      },
-    });
-    await subscribed.promise;
+    const { seqs, done, client } = await collectSeqs(jobId, 3);
     const publisher = t.publisher();
     publisher.publish(textPush('alice', jobId, 1, 2));
     publisher.publish(textPush('alice', jobId, 3));
-    await done.promise;
+    await done;
     client.close();
     await publisher.flush(5_000);
     expect(seqs).toEqual([1, 2, 3]);
