@@ -8,18 +8,15 @@
  *   own). Client CPU (this process) and server CPU (mariadbd, from /proc) per operation.
  * - SQS through the SDK against fauxqs: SendMessageBatch of one entry, default client and with
  *   `cacheMiddleware`; ReceiveMessage + DeleteMessageBatch; and the floor: the same request over bare node:http.
- * - The provider call: our OpenAI-compatible provider (the openai SDK) against the mock, then the same request
- *   over fetch and over bare node:http.
+ * - The provider call: our OpenAI-compatible provider (the openai SDK's request, the event stream read and folded)
+ *   against the mock with bench:peers' prompt (its answer streams as ~138 events), then the same request,
+ *   unstreamed, over fetch and over bare node:http.
  * - One local JWT verification (the local runtime's stand-in for API Gateway's authorizer).
  *
  * Client figures are this process's CPU; fauxqs and the mock run in a child process (bench/emulators.ts),
  * whose CPU is printed apart. BENCH_OPS (default 3,000) operations per figure, after 300 untimed ones.
  */
-import { spawn } from 'node:child_process';
-import { once } from 'node:events';
 import http from 'node:http';
-import { createInterface } from 'node:readline';
-import { fileURLToPath } from 'node:url';
 import mysql from 'mysql2/promise';
 import { CreateQueueCommand, DeleteMessageBatchCommand, ReceiveMessageCommand, SendMessageBatchCommand, SQSClient } from '@aws-sdk/client-sqs';
 import { OpenAiCompatibleProvider } from '../lib/ai/openai-compatible-provider.ts';
@@ -27,6 +24,8 @@ import { generateLocalJwtKey, signLocalToken, verifyLocalToken } from '../lib/ap
 import { databaseUrlFromEnv, parseDatabaseUrl, withDatabase } from '../lib/db/database-url.ts';
 import { createSqlPool } from '../lib/db/sql-pool.ts';
 import { pidsNamed, processCpuMs } from './peers/cpu.ts';
+import { startEmulators } from './peers/emulator-process.ts';
+import { workloadFromEnv } from './peers/workload.ts';
 
 const OPS = Number(process.env.BENCH_OPS ?? 3_000);
 const WARMUP = 300;
@@ -69,9 +68,10 @@ await admin.query(`DROP DATABASE ${DB}`);
 await admin.end();
 
 // ---- SQS and the provider, on the bench emulators -----------------------------------------------------------
-const emulators = spawn(process.execPath, ['--import', 'tsx', fileURLToPath(new URL('./emulators.ts', import.meta.url))], { stdio: ['ignore', 'pipe', 'inherit'] });
-const endpoints = JSON.parse((await once(createInterface({ input: emulators.stdout! }), 'line'))[0] as string) as { sqsEndpoint: string; mockAiUrl: string };
-const emu = { name: 'emulators', pids: () => [emulators.pid!] };
+// The shared launcher (bench/emulators.ts exits when its stdin closes: a child spawned without a stdin pipe exits at once).
+const emulators = await startEmulators();
+const { endpoints } = emulators;
+const emu = { name: 'emulators', pids: () => [emulators.pid] };
 process.env.AWS_ACCESS_KEY_ID ??= 'bench';
 process.env.AWS_SECRET_ACCESS_KEY ??= 'bench';
 const body = JSON.stringify({ jobId: '01J00000000000000000000000', jobType: 'feynman_evaluation', idempotencyKey: 'ai.job.enqueue:01J00000000000000000000000', createdAt: new Date().toISOString() });
@@ -104,14 +104,16 @@ await measure('sqs: the same SendMessageBatch over bare node:http (unsigned)', (
 }), { 'content-type': 'application/x-amz-json-1.0', 'x-amz-target': 'AmazonSQS.SendMessageBatch', authorization: 'AWS4-HMAC-SHA256 Credential=bench/20260101/us-east-1/sqs/aws4_request, SignedHeaders=host, Signature=00' }), emu);
 
 const provider = new OpenAiCompatibleProvider({ name: 'mock', baseURL: endpoints.mockAiUrl });
-const messages = [{ role: 'system' as const, content: 'You evaluate explanations.' }, { role: 'user' as const, content: 'Concept: energy. Explanation: energy is conserved.' }];
+const workload = workloadFromEnv();
+const input = workload.input('unit-costs', 0);
+const messages = [{ role: 'system' as const, content: workload.prompt.system }, { role: 'user' as const, content: workload.prompt.render(input) }];
 const signal = new AbortController().signal;
-await measure('provider: chat completion, openai SDK (our provider)', () => provider.complete({ model: 'mock-chat', messages, jsonMode: true }, { apiKey: 'mock-key', signal }), emu);
+await measure('provider: streamed chat completion, our provider', () => provider.complete({ model: 'mock-chat', messages, jsonMode: true }, { apiKey: 'mock-key', signal }), emu);
 const chat = JSON.stringify({ model: 'mock-chat', messages, stream: false, response_format: { type: 'json_object' } });
 const chatHeaders = { 'content-type': 'application/json', authorization: 'Bearer mock-key' };
 await measure('provider: the same request over fetch', () => fetch(`${endpoints.mockAiUrl}/chat/completions`, { method: 'POST', headers: chatHeaders, body: chat }).then((r) => r.json()), emu);
 await measure('provider: the same request over bare node:http', () => post(`${endpoints.mockAiUrl}/chat/completions`, chat, chatHeaders), emu);
-emulators.kill('SIGTERM');
+await emulators.stop();
 agent.destroy();
 
 // ---- the local authorizer ------------------------------------------------------------------------------------
