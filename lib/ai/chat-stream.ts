@@ -26,7 +26,7 @@ import type { TokenUsage } from './types.ts';
 type Chunk = OpenAI.Chat.Completions.ChatCompletionChunk;
 
 /** An event still incomplete after this many characters ends the read (a chat chunk is a few hundred). */
-export const MAX_EVENT_BYTES = 1024 * 1024;
+export const MAX_PROVIDER_EVENT_CHARS = 1024 * 1024;
 
 /** What one stream carried. */
 export interface StreamedAnswer {
@@ -51,7 +51,7 @@ export class DeltaSinkError {
   constructor(readonly error: unknown) {}
 }
 
-/** An event stream the parser gave up on (an event still incomplete past {@link MAX_EVENT_BYTES}). */
+/** An event stream the parser gave up on (an event still incomplete past {@link MAX_PROVIDER_EVENT_CHARS}). */
 export class EventStreamError extends Error {}
 
 /**
@@ -67,7 +67,7 @@ export async function readChatStream(response: Response, hooks: StreamHooks): Pr
   let done = false;
   let failure: unknown;
   const parser = createParser({
-    maxBufferSize: MAX_EVENT_BYTES,
+    maxBufferSize: MAX_PROVIDER_EVENT_CHARS,
     onEvent(event: EventSourceMessage) {
       if (done || failure !== undefined) return;
       if (event.data.startsWith('[DONE]')) {
@@ -83,7 +83,7 @@ export async function readChatStream(response: Response, hooks: StreamHooks): Pr
       }
     },
     onError(err) {
-      if (err.type === 'max-buffer-size-exceeded') failure ??= new EventStreamError(`an event of the stream passed ${MAX_EVENT_BYTES} bytes`);
+      if (err.type === 'max-buffer-size-exceeded') failure ??= new EventStreamError(`an event of the stream passed ${MAX_PROVIDER_EVENT_CHARS} characters`);
     },
   });
   if (!response.body) return fold.answer();

@@ -6,7 +6,7 @@
  * throws and returns within its bound with nothing left in flight (what is still queued or running then is
  * abandoned and counted). A realtime service that is down, slow or throttling costs a job nothing but the hint:
  * - at most `maxInFlight` requests run at once, each bounded by `timeoutMs`, none retried;
- * - at most `maxQueued` wait; a push beyond that is dropped and counted;
+ * - at most `maxQueued` wait besides those the free slots will start; a push beyond that is dropped and counted;
  * - a job's requests go one at a time in `seq` order (no ordering across requests is documented by the
  *   service, so the publisher does not rely on one); readers order and de-duplicate by `seq` anyway;
  * - a push joins its job's last waiting request when the events fit (at most 5 a request), and requests start

@@ -5,7 +5,7 @@
  */
 import { APIError } from 'openai';
 import { describe, expect, it } from 'vitest';
-import { EventStreamError, MAX_EVENT_BYTES, readChatStream } from '../../lib/ai/chat-stream.ts';
+import { EventStreamError, MAX_PROVIDER_EVENT_CHARS, readChatStream } from '../../lib/ai/chat-stream.ts';
 
 const encoder = new TextEncoder();
 
@@ -97,7 +97,7 @@ describe('reading a chat completion event stream', () => {
   it('throws a SyntaxError for an event that is not JSON, and EventStreamError for one past the size bound', async () => {
     await expect(read(`${chunk('a')}data: {"choices": [\n\n`)).rejects.toBeInstanceOf(SyntaxError);
     // The bound is on what waits for the rest of an event: an event larger than it arrives in several reads.
-    const huge = `data: "${'x'.repeat(2 * MAX_EVENT_BYTES)}"\n\n`;
+    const huge = `data: "${'x'.repeat(2 * MAX_PROVIDER_EVENT_CHARS)}"\n\n`;
     await expect(read(huge, Array.from({ length: 80 }, (_, i) => (i + 1) * 32_768))).rejects.toBeInstanceOf(EventStreamError);
   });
 

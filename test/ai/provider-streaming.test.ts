@@ -1,7 +1,7 @@
 /** The provider reads every answer as a stream: deltas as they arrive, usage from the last chunk, and the ways a stream fails. */
 import { createServer, type Server } from 'node:http';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { MAX_EVENT_BYTES } from '../../lib/ai/chat-stream.ts';
+import { MAX_PROVIDER_EVENT_CHARS } from '../../lib/ai/chat-stream.ts';
 import { startMockAiServer, type MockAiServer } from '../../lib/dev/mock-ai-server.ts';
 import {
   ProviderFirstTokenTimeoutError,
@@ -129,7 +129,7 @@ describe('streams that break the protocol', () => {
       `data: ${JSON.stringify({ error: { message: 'overloaded', type: 'server_error', code: 'overloaded' } })}\n\n`,
     garbled: `data: ${JSON.stringify({ object: 'chat.completion.chunk', choices: [{ index: 0, delta: { content: '{' }, finish_reason: null }] })}\n\n` +
       'data: {"object": "chat.completion.chunk", "choi\n\n',
-    huge: `data: "${'x'.repeat(MAX_EVENT_BYTES + 1024)}`,
+    huge: `data: "${'x'.repeat(MAX_PROVIDER_EVENT_CHARS + 1024)}`,
   };
   beforeAll(async () => {
     raw = createServer((req, res) => {
