@@ -16,7 +16,15 @@
  * codes seen.
  * Last line: `api_peak_rss_mib=…`.
  *
+ * BENCH_MEMORY_API_FN=ApiAdmin measures the admin API (functions/api-admin.ts) instead, on a database seeded with
+ * BENCH_MEMORY_ADMIN_JOBS (100,000) finished jobs of bench:scale's history (./scale-seed.ts: 197 users, 90 days),
+ * the scheduled maintenance caught up on them (rollups, retention) as it would be when deployed:
+ * rounds of nine requests by an admin — stats (with the queues' and dead-letter queues' depths), the job list
+ * unfiltered, by status, by user and by job type, one job's detail, usage over a week, usage by user, and the
+ * budgets — each round on another user and job. Last line: `admin_peak_rss_mib=…`.
+ *
  * Env: DATABASE_URL (server; database BENCH_MEMORY_DATABASE, default `aijobs_bench_memory_api`), BENCH_MEMORY_API_REQUESTS,
+ * BENCH_MEMORY_MAX_SEMI_SPACE_MB (--max-semi-space-size: V8's young generation, which otherwise grows with the machine),
  * BENCH_MEMORY_MAX_OLD_SPACE_MB (--max-old-space-size for the container: whether a growing heap is garbage V8 has
  * not collected yet or memory the function keeps).
  */
@@ -27,6 +35,11 @@ import path from 'node:path';
 import { LAMBDA_ENTRIES, PROJECT_ROOT } from '../infra/bundling.ts';
 import { DB_POOL } from '../infra/app-functions.ts';
 import { bundleLambda } from './lambda-bundle.ts';
+import { seedFinishedJobs, USERS } from './scale-seed.ts';
+import { createPrismaClient } from '../lib/db/client.ts';
+import { jobRegistry } from '../lib/jobs/registry.ts';
+import { runMaintenance } from '../lib/maintenance/maintenance-run.ts';
+import { DEFAULT_RETENTION } from '../lib/maintenance/retention-config.ts';
 import { startContainer } from './memory/container.ts';
 import { startBenchServices, startPublishSink } from './memory/services.ts';
 import { workloadFromEnv } from './peers/workload.ts';
@@ -37,10 +50,15 @@ const DATABASE = env.BENCH_MEMORY_DATABASE?.trim() || 'aijobs_bench_memory_api';
 /** API_FUNCTION_TIMEOUT_SECONDS of infra/app-functions.ts. */
 const TIMEOUT_MS = 29_000;
 const WORKLOAD = workloadFromEnv();
+const FN_NAME = env.BENCH_MEMORY_API_FN?.trim() || 'ApiUser';
+if (FN_NAME !== 'ApiUser' && FN_NAME !== 'ApiAdmin') throw new Error(`BENCH_MEMORY_API_FN must be ApiUser or ApiAdmin, not ${JSON.stringify(FN_NAME)}`);
+const FN: 'ApiUser' | 'ApiAdmin' = FN_NAME;
+const ADMIN_JOBS = Number(env.BENCH_MEMORY_ADMIN_JOBS ?? 100_000);
+if (!Number.isInteger(ADMIN_JOBS) || ADMIN_JOBS < 1_000) throw new Error('BENCH_MEMORY_ADMIN_JOBS must be an integer of at least 1000');
 const mib = (bytes: number) => (bytes / 1_048_576).toFixed(1);
 
 /** An HTTP API (payload 2.0) event as API Gateway sends it after its JWT authorizer accepted `sub`'s token. */
-function apiEvent(method: string, rawPath: string, sub: string, body?: unknown, query?: Record<string, string>) {
+function apiEvent(method: string, rawPath: string, sub: string, body?: unknown, query?: Record<string, string>, extraClaims: Record<string, string> = {}) {
   const now = new Date();
   const routeKey = `${method} ${rawPath.replace(/\/[0-9A-HJKMNP-TV-Z]{26}$/, '/{jobId}')}`;
   return {
@@ -53,12 +71,34 @@ function apiEvent(method: string, rawPath: string, sub: string, body?: unknown, 
       accountId: '000000000000', apiId: 'bench', domainName: 'api.example.com', domainPrefix: 'api',
       http: { method, path: rawPath, protocol: 'HTTP/1.1', sourceIp: '127.0.0.1', userAgent: 'bench' },
       requestId: randomUUID(), routeKey, stage: '$default', time: now.toUTCString(), timeEpoch: now.getTime(),
-      authorizer: { principalId: '', integrationLatency: 0, jwt: { claims: { sub, iss: 'https://issuer.example.com', aud: 'ai-jobs', exp: String(Math.floor(now.getTime() / 1000) + 3600) }, scopes: [] } },
+      authorizer: { principalId: '', integrationLatency: 0, jwt: { claims: { sub, iss: 'https://issuer.example.com', aud: 'ai-jobs', exp: String(Math.floor(now.getTime() / 1000) + 3600), ...extraClaims }, scopes: [] } },
     },
   };
 }
 
 type Answer = { statusCode?: number; body?: string };
+
+/** An admin's request (the default admin claim and group, as API Gateway's authorizer passes a Cognito group). */
+const adminEvent = (method: string, rawPath: string, query?: Record<string, string>) =>
+  apiEvent(method, rawPath, 'bench-admin', undefined, query, { 'cognito:groups': '[SUPER_ADMIN]' });
+
+/** Round `i` of the admin workload: nine reads, on user and job `i` of the seeded history. */
+function adminRound(i: number): unknown[] {
+  const user = `u${i % USERS}`;
+  const job = `00${String((i * 7919) % ADMIN_JOBS).padStart(24, '0')}`;
+  const types = ['quiz_generation', 'feynman_evaluation', 'flashcard_generation'];
+  return [
+    adminEvent('GET', '/admin-api/ai/stats'),
+    adminEvent('GET', '/admin-api/ai/jobs', { limit: '50' }),
+    adminEvent('GET', '/admin-api/ai/jobs', { status: i % 2 ? 'failed' : 'succeeded', limit: '50' }),
+    adminEvent('GET', '/admin-api/ai/jobs', { userId: user, limit: '50' }),
+    adminEvent('GET', '/admin-api/ai/jobs', { jobType: types[i % 3]!, limit: '50' }),
+    adminEvent('GET', `/admin-api/ai/jobs/${job}`),
+    adminEvent('GET', '/admin-api/ai/usage'),
+    adminEvent('GET', '/admin-api/ai/usage/users', { userId: user }),
+    adminEvent('GET', '/admin-api/ai/budgets', { userId: user }),
+  ];
+}
 
 async function main(): Promise<void> {
   const services = await startBenchServices(DATABASE, 'bench-memory-api');
@@ -66,18 +106,33 @@ async function main(): Promise<void> {
   const sink = await startPublishSink();
   const work = mkdtempSync(path.join(tmpdir(), 'bench-memory-api-'));
   try {
-    const bundle = await bundleLambda(path.join(PROJECT_ROOT, LAMBDA_ENTRIES.ApiUser.entry), path.join(work, 'api-user'));
+    if (FN === 'ApiAdmin') {
+      await admin.query(`USE ${DATABASE}`);
+      const seeded = Date.now();
+      await seedFinishedJobs(admin, ADMIN_JOBS);
+      // As deployed, the scheduled maintenance keeps the rollups the stats and usage reports read up to date.
+      const db = createPrismaClient(url);
+      await runMaintenance({ db, registry: jobRegistry, config: { ...DEFAULT_RETENTION, budgetMs: 3_600_000, batchSize: 2_000 }, logger: { info: () => undefined } });
+      await db.$disconnect();
+      console.log(`seeded jobs=${ADMIN_JOBS} (rollups caught up) seconds=${((Date.now() - seeded) / 1000).toFixed(1)}`);
+    }
+    const bundle = await bundleLambda(path.join(PROJECT_ROOT, LAMBDA_ENTRIES[FN].entry), path.join(work, FN));
     const container = await startContainer(path.join(bundle, 'index.mjs'), {
       STAGE: 'bench', AWS_REGION: 'us-east-1', AWS_ACCESS_KEY_ID: 'x', AWS_SECRET_ACCESS_KEY: 'x', AWS_ENDPOINT_URL: endpoint,
       INTERACTIVE_QUEUE_URL: queues.interactive.queueUrl, BACKGROUND_QUEUE_URL: queues.background.queueUrl,
+      INTERACTIVE_DLQ_URL: queues.interactive.deadLetterQueueUrl, BACKGROUND_DLQ_URL: queues.background.deadLetterQueueUrl,
       CREDENTIALS_KMS_KEY_ID: 'alias/bench', DATABASE_URL: url, DATABASE_CONNECTION_LIMIT: String(DB_POOL.api),
       REALTIME_HTTP_ENDPOINT: sink.url,
-    }, TIMEOUT_MS, env.BENCH_MEMORY_MAX_OLD_SPACE_MB ? [`--max-old-space-size=${env.BENCH_MEMORY_MAX_OLD_SPACE_MB}`] : []);
+    }, TIMEOUT_MS, [
+      ...(env.BENCH_MEMORY_MAX_OLD_SPACE_MB ? [`--max-old-space-size=${env.BENCH_MEMORY_MAX_OLD_SPACE_MB}`] : []),
+      ...(env.BENCH_MEMORY_MAX_SEMI_SPACE_MB ? [`--max-semi-space-size=${env.BENCH_MEMORY_MAX_SEMI_SPACE_MB}`] : []),
+    ]);
     const l = container.loaded;
-    console.log(`cold fn=ApiUser import_ms=${l.importMs.toFixed(0)} import_cpu_ms=${l.importCpuMs.toFixed(0)} rss_mib=${mib(l.memory.rss)} heap_used_mib=${mib(l.memory.heapUsed)}`);
+    console.log(`cold fn=${FN} import_ms=${l.importMs.toFixed(0)} import_cpu_ms=${l.importCpuMs.toFixed(0)} rss_mib=${mib(l.memory.rss)} heap_used_mib=${mib(l.memory.heapUsed)}`);
     const statuses = new Map<string, number>();
     let cpu = 0;
     let requests = 0;
+    let total = 0;
     let rssAfterFirst = 0;
     let firstCpu = 0;
     for (let i = 0; i < ROUNDS; i += 1) {
@@ -86,6 +141,7 @@ async function main(): Promise<void> {
         const done = await container.invoke<Answer>(event);
         const key = `${(event as { routeKey: string }).routeKey} ${done.response.statusCode}`;
         statuses.set(key, (statuses.get(key) ?? 0) + 1);
+        total += 1;
         if (i > 0) {
           cpu += done.cpuMs;
           requests += 1;
@@ -94,6 +150,12 @@ async function main(): Promise<void> {
         }
         return done;
       };
+      if (FN === 'ApiAdmin') {
+        let last: Awaited<ReturnType<typeof call>> | undefined;
+        for (const event of adminRound(i)) last = await call(event);
+        if (i === 0) rssAfterFirst = last!.memory.rss;
+        continue;
+      }
       const created = await call(apiEvent('POST', WORKLOAD.path, sub, WORKLOAD.input('api', i)));
       const id = (JSON.parse(created.response.body ?? '{}') as { jobId?: string; id?: string }).jobId ?? (JSON.parse(created.response.body ?? '{}') as { id?: string }).id;
       if (id) await call(apiEvent('GET', `/api/ai/jobs/${id}`, sub));
@@ -103,11 +165,11 @@ async function main(): Promise<void> {
     const report = await container.report();
     await container.stop();
     const p = report.peaks;
-    console.log(`requests=${ROUNDS * 3} statuses=${[...statuses].map(([k, n]) => `${k.replaceAll(' ', '_')}:${n}`).join(',')}`);
+    console.log(`requests=${total} statuses=${[...statuses].map(([k, n]) => `${k.replaceAll(' ', '_')}:${n}`).join(',')}`);
     console.log(`peak_rss_mib=${mib(report.maxRssBytes)} peak_heap_used_mib=${mib(p.heapUsed)} peak_heap_total_mib=${mib(p.heapTotal)}`
       + ` peak_external_mib=${mib(p.external)} rss_after_first_mib=${mib(rssAfterFirst)} rss_end_mib=${mib(report.memory.rss)}`
       + ` cpu_ms_per_request=${(cpu / Math.max(1, requests)).toFixed(2)} first_round_cpu_ms=${firstCpu.toFixed(0)}`);
-    console.log(`api_peak_rss_mib=${mib(report.maxRssBytes)}`);
+    console.log(`${FN === 'ApiAdmin' ? 'admin' : 'api'}_peak_rss_mib=${mib(report.maxRssBytes)}`);
   } finally {
     await sink.close();
     await admin.query(`DROP DATABASE IF EXISTS ${DATABASE}`);

@@ -69,6 +69,14 @@ export interface AppFunctions {
  */
 export const API_USER_MEMORY_MB = 512;
 
+/**
+ * The admin API's memory, from `npm run bench:memory-api` with BENCH_MEMORY_API_FN=ApiAdmin (docs/deploy.md, "API
+ * memory"): 5,400 reads (stats, lists, details, usage, budgets) over 100,000 finished jobs peaked at 253 MiB of RSS
+ * under the heap limits Lambda's Node.js runtime sets for 512 MB (225 MiB under 256 MB's), CPU per request 6.3–6.5
+ * ms either way. 512 MB leaves a margin of 2.0.
+ */
+export const API_ADMIN_MEMORY_MB = 512;
+
 const CONSUMER_NAMES: Record<QueueName, LambdaName> = { interactive: 'ConsumerInteractive', background: 'ConsumerBackground' };
 
 export function createAppFunctions(scope: Construct, r: AppResources): AppFunctions {
@@ -80,12 +88,12 @@ export function createAppFunctions(scope: Construct, r: AppResources): AppFuncti
     if (r.database.secret) allow(fn, ['secretsmanager:GetSecretValue'], [r.database.secret.secretArn]);
     return fn;
   };
-  const api = { timeout: Duration.seconds(API_FUNCTION_TIMEOUT_SECONDS), memoryMb: 1024 };
+  const api = { timeout: Duration.seconds(API_FUNCTION_TIMEOUT_SECONDS) };
   const admin = adminEnvironment(r.config);
   const budgets = r.config.budgets;
   const apiUser = create('ApiUser', { ...api, memoryMb: API_USER_MEMORY_MB, environment: { ...queueEnv, ...admin, ...budgets, ...dbPool(DB_POOL.api), CREDENTIALS_KMS_KEY_ID: r.credentialsKey.keyArn } });
   const routing: Record<string, string> = r.config.mockAiBaseUrl ? { MOCK_AI_BASE_URL: r.config.mockAiBaseUrl } : {};
-  const apiAdmin = create('ApiAdmin', { ...api, environment: { ...queueEnv, ...dlqEnv, ...admin, ...budgets, ...routing, ...dbPool(DB_POOL.api) } });
+  const apiAdmin = create('ApiAdmin', { ...api, memoryMb: API_ADMIN_MEMORY_MB, environment: { ...queueEnv, ...dlqEnv, ...admin, ...budgets, ...routing, ...dbPool(DB_POOL.api) } });
   const apiStream = create('ApiStream', {
     timeout: Duration.seconds(STREAM_FUNCTION_TIMEOUT_SECONDS), memoryMb: 512,
     environment: { ...admin, ...dbPool(DB_POOL.api), [READ_RESERVE_ENV]: String(streamReadReserveMs()) },

@@ -171,14 +171,14 @@ describe('functions', () => {
     expect(background.maxConcurrency).toBeLessThan(interactive.maxConcurrency);
   });
 
-  it('sizes the consumers from bench:memory and the user API from bench:memory-api (measured peak RSS and a margin), the admin API apart', () => {
+  it('sizes the consumers from bench:memory and both APIs from bench:memory-api (measured peak RSS and a margin)', () => {
     const memoryOf = (name: string) => appFunctions(dev).find(([id]) => id.startsWith(name))![1].Properties.MemorySize as number;
     const { interactive, background } = dev.config.consumers;
     expect([interactive.memoryMb, background.memoryMb]).toEqual([320, 512]);
     expect(memoryOf('ConsumerInteractive')).toBe(interactive.memoryMb);
     expect(memoryOf('ConsumerBackground')).toBe(background.memoryMb);
     expect(memoryOf('ApiUser')).toBe(512);
-    expect(memoryOf('ApiAdmin')).toBe(1024);
+    expect(memoryOf('ApiAdmin')).toBe(512);
     expect(memoryOf('Dispatcher')).toBe(512);
   });
 
