@@ -37,7 +37,8 @@ async function status(admin: mysql.Connection): Promise<Map<string, number>> {
 }
 
 const parsed = new URL(url);
-const database = parsed.pathname.slice(1);
+const database = decodeURIComponent(parsed.pathname.slice(1));
+if (!/^\w+$/.test(database)) throw new Error(`BENCH_DB_URL must name a database of letters, digits and _ (it is created and dropped here): ${parsed.protocol}//${parsed.host}${parsed.pathname}`);
 const server = { host: parsed.hostname, port: Number(parsed.port || 3306), user: decodeURIComponent(parsed.username) };
 const admin = await mysql.createConnection(server);
 await admin.query(`DROP DATABASE IF EXISTS \`${database}\``);
