@@ -9,6 +9,7 @@ import { reserve, type Reservation } from '../../lib/capacity/reserve.ts';
 import { settlementStatements } from '../../lib/capacity/settle-statements.ts';
 import { fixedClock, holdRequest, NO_CAPS, racingPool, rowOf } from '../helpers/capacity.ts';
 import { rawDb } from '../helpers/db.ts';
+import { newId } from '../../lib/db/ids.ts';
 
 let pool: SqlPool;
 beforeAll(() => {
@@ -85,7 +86,7 @@ describe('which caps apply', () => {
   });
 
   it("an admin's cap for one user beats the scope's default, and a lower cap stops new reservations at once", async () => {
-    const req = (userId: string) => holdRequest({ clock: at(1), costUsd: '1.00000000', defaults, job: { id: `${userId}-${Math.random()}`, userId, jobType: 'synthetic_job', priority: 50 } });
+    const req = (userId: string) => holdRequest({ clock: at(1), costUsd: '1.00000000', defaults, job: { id: newId(), userId, jobType: 'synthetic_job', priority: 50 } });
     const first = req('alice');
     expect((await reserve(first, pool)).kind).toBe('held');
     await (await rawDb()).query("INSERT INTO SpendCap (scope, subject, capUsd, source, updatedAt) VALUES ('user_day', 'alice', 0.5, 'admin', NOW(3))");
