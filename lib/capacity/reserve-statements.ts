@@ -4,8 +4,9 @@
  * rows decide — the hold becomes `held` and every counter moves, or nothing does.
  *
  * Lock order (no deadlock between reservations, settlements and sweeps, which lock in the same order):
- *   the model's ProviderLimit row → waiting jobs (CapacityWait) → the minute windows → spend counters in primary-
- *   key order (SPEND_SCOPES). A hold row is locked only by its own reservation, settlement or sweep.
+ *   the model's ProviderLimit row → waiting jobs (CapacityWait) → the minute window → spend counters in primary-
+ *   key order (SPEND_SCOPES) → the user's share of the minute window (which only reservations of the model lock,
+ *   each holding the model's row first). A hold row is locked only by its own reservation, settlement or sweep.
  * The ProviderLimit upsert comes first for that reason, and because it is where the configuration reaches the
  * database: a row with `source = 'config'` takes the configured limits, an admin's row keeps its own.
  *
@@ -55,21 +56,22 @@ const COUNTER: Readonly<Record<SpendScope, { alias: string; subject: string; per
   user_month: { alias: 'sm', subject: 'h.userId', period: 'userMonth' },
 };
 
-/** The statements of one reservation, in lock order; the guarded UPDATE is at index {@link GUARD_INDEX}. */
+/** The statements of one reservation, in lock order; the guarded UPDATE is at index {@link guardIndex}. */
 export function reservationStatements(r: HoldRequest): SqlStatement[] {
   return [
     ...(r.capacity ? [limitUpsert(r.route, r.capacity.limits)] : []),
     holdInsert(r),
     { sql: 'UPDATE `CapacityWait` SET waits = waits WHERE jobId = ?', values: [r.job.id] },
-    ...(r.capacity ? windowUpserts(r.holdKey) : []),
+    ...(r.capacity ? [windowUpsert(r.holdKey)] : []),
     ...(r.spend !== 'none' ? [counterUpsert(r.holdKey)] : []),
     guardedUpdate(r),
+    ...(r.capacity ? [userWindowCount(r)] : []),
   ];
 }
 
 /** Index of the guarded UPDATE in {@link reservationStatements}: its affected rows say whether the hold was taken. */
 export function guardIndex(r: Pick<HoldRequest, 'capacity' | 'spend'>): number {
-  return (r.capacity ? 5 : 2) + (r.spend !== 'none' ? 1 : 0);
+  return (r.capacity ? 4 : 2) + (r.spend !== 'none' ? 1 : 0);
 }
 
 /** Creates the model's row from the configuration, or follows it (unless an admin set the limits); locks it. */
@@ -134,22 +136,29 @@ function aheadOf(r: HoldRequest, values: SqlValue[]): string {
                (SELECT requests FROM \`ProviderUserWindow\` WHERE provider = ? AND model = ? AND windowStart = ${MINUTE} AND userId = ?), 0))))`;
 }
 
-/** The minute window and the user's share of it, created if missing and locked. */
-function windowUpserts(holdKey: string): SqlStatement[] {
-  return [
-    {
-      sql: `INSERT INTO \`ProviderWindow\` (provider, model, windowStart, requests, tokens)
-            SELECT provider, model, windowStart, 0, 0 FROM ${HOLD} WHERE ${KEY} AND state = 'pending'
-            ON DUPLICATE KEY UPDATE requests = requests`,
-      values: [holdKey],
-    },
-    {
-      sql: `INSERT INTO \`ProviderUserWindow\` (provider, model, windowStart, userId, requests)
-            SELECT provider, model, windowStart, userId, 0 FROM ${HOLD} WHERE ${KEY} AND state = 'pending'
-            ON DUPLICATE KEY UPDATE requests = requests`,
-      values: [holdKey],
-    },
-  ];
+/** The minute window, created if missing and locked. */
+function windowUpsert(holdKey: string): SqlStatement {
+  return {
+    sql: `INSERT INTO \`ProviderWindow\` (provider, model, windowStart, requests, tokens)
+          SELECT provider, model, windowStart, 0, 0 FROM ${HOLD} WHERE ${KEY} AND state = 'pending'
+          ON DUPLICATE KEY UPDATE requests = requests`,
+    values: [holdKey],
+  };
+}
+
+/**
+ * The user's share of the minute window (what ranks waiting jobs of equal priority, {@link aheadOf}) counts the
+ * call: created at 1 or incremented, after the guarded UPDATE and only when it held the hold this very run (the
+ * hold row keeps the id of the run that inserted it: a reservation repeated under the same key counts nothing).
+ * No limit reads this row, so it is locked last; every reservation of the model holds the model's row already.
+ */
+function userWindowCount(r: HoldRequest): SqlStatement {
+  return {
+    sql: `INSERT INTO \`ProviderUserWindow\` (provider, model, windowStart, userId, requests)
+          SELECT provider, model, windowStart, userId, 1 FROM ${HOLD} WHERE ${KEY} AND id = ? AND state = 'held'
+          ON DUPLICATE KEY UPDATE requests = requests + 1`,
+    values: [r.holdKey, r.holdId],
+  };
 }
 
 /** The spend counters the hold is charged to, created if missing and locked, in primary-key order. */
@@ -189,9 +198,8 @@ function guardedUpdate(r: HoldRequest): SqlStatement {
     joins.push(
       'JOIN `ProviderLimit` l ON l.provider = h.provider AND l.model = h.model',
       'JOIN `ProviderWindow` w ON w.provider = h.provider AND w.model = h.model AND w.windowStart = h.windowStart',
-      'JOIN `ProviderUserWindow` u ON u.provider = h.provider AND u.model = h.model AND u.windowStart = h.windowStart AND u.userId = h.userId',
     );
-    sets.push('l.inFlight = l.inFlight + 1', 'w.requests = w.requests + 1', 'w.tokens = w.tokens + h.tokens', 'u.requests = u.requests + 1');
+    sets.push('l.inFlight = l.inFlight + 1', 'w.requests = w.requests + 1', 'w.tokens = w.tokens + h.tokens');
     guards.push(
       '(l.cooldownUntil IS NULL OR l.cooldownUntil <= h.createdAt)',
       'l.inFlight < l.maxInFlight',

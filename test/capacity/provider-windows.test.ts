@@ -26,6 +26,8 @@ describe('minute windows', () => {
     expect(refused).toHaveLength(140);
     expect(new Set(refused.map((r) => r.reason))).toEqual(new Set(['window']));
     expect(await rowOf('ProviderWindow', 'provider = ? AND model = ?', ['mock', 'mock-chat'])).toMatchObject({ requests: 60 });
+    // The user's share of the window counts the admitted calls only: the 140 refused ones left no trace in it.
+    expect(await rowOf('ProviderUserWindow', 'provider = ? AND userId = ?', ['mock', 'user-1'])).toMatchObject({ requests: 60 });
     expect(await countRows('CapacityHold', "state = 'held'")).toBe(60);
     expect(await countRows('CapacityHold', "state = 'pending'")).toBe(0);
   });
@@ -53,6 +55,22 @@ describe('minute windows', () => {
     expect(await countRows('CapacityHold')).toBe(1);
     expect(await rowOf('ProviderWindow', 'provider = ?', ['mock'])).toMatchObject({ requests: 1 });
     expect(await rowOf('ProviderLimit', 'provider = ?', ['mock'])).toMatchObject({ inFlight: 1 });
+    // Once more after both committed (a redelivery within the same lease): still one call counted everywhere.
+    expect(await reserve({ ...request, holdId: 'a-third-id-000000000000000' }, pool)).toEqual({ kind: 'held', holdKey: request.holdKey });
+    expect(await rowOf('ProviderWindow', 'provider = ?', ['mock'])).toMatchObject({ requests: 1 });
+    expect(await rowOf('ProviderUserWindow', 'provider = ? AND userId = ?', ['mock', 'user-1'])).toMatchObject({ requests: 1 });
+  });
+
+  it("each user's share of the window counts that user's admitted calls", async () => {
+    const users = ['user-a', 'user-b', 'user-c'];
+    for (const [n, userId] of users.entries()) {
+      for (let i = 0; i <= n; i += 1) {
+        const jobId = `job-${userId}-${i}`;
+        expect((await reserve(holdRequest({ clock: inMinute(30), job: { id: jobId, userId, jobType: 'synthetic_job', priority: 50 }, holdKey: `${jobId}:1:mock/mock-chat` }), pool)).kind).toBe('held');
+      }
+    }
+    const rows = await pool.query('SELECT userId, requests FROM `ProviderUserWindow` ORDER BY userId') as { userId: string; requests: number }[];
+    expect(rows.map((r) => [r.userId, Number(r.requests)])).toEqual([['user-a', 1], ['user-b', 2], ['user-c', 3]]);
   });
 
   it('calls in flight are limited across consumers', async () => {
