@@ -35,11 +35,8 @@ import path from 'node:path';
 import { LAMBDA_ENTRIES, PROJECT_ROOT } from '../infra/bundling.ts';
 import { DB_POOL } from '../infra/app-functions.ts';
 import { bundleLambda } from './lambda-bundle.ts';
-import { seedFinishedJobs, USERS } from './scale-seed.ts';
+import { catchUpMaintenance, seedFinishedJobs, USERS } from './scale-seed.ts';
 import { createPrismaClient } from '../lib/db/client.ts';
-import { jobRegistry } from '../lib/jobs/registry.ts';
-import { runMaintenance } from '../lib/maintenance/maintenance-run.ts';
-import { DEFAULT_RETENTION } from '../lib/maintenance/retention-config.ts';
 import { startContainer } from './memory/container.ts';
 import { startBenchServices, startPublishSink } from './memory/services.ts';
 import { workloadFromEnv } from './peers/workload.ts';
@@ -112,7 +109,7 @@ async function main(): Promise<void> {
       await seedFinishedJobs(admin, ADMIN_JOBS);
       // As deployed, the scheduled maintenance keeps the rollups the stats and usage reports read up to date.
       const db = createPrismaClient(url);
-      await runMaintenance({ db, registry: jobRegistry, config: { ...DEFAULT_RETENTION, budgetMs: 3_600_000, batchSize: 2_000 }, logger: { info: () => undefined } });
+      await catchUpMaintenance(db);
       await db.$disconnect();
       console.log(`seeded jobs=${ADMIN_JOBS} (rollups caught up) seconds=${((Date.now() - seeded) / 1000).toFixed(1)}`);
     }

@@ -10,6 +10,10 @@
  * rows seeded before it). Ids are `0x` + a zero-padded counter: older than any real ULID.
  */
 import type mysql from 'mysql2/promise';
+import type { PrismaDb } from '../lib/db/client.ts';
+import { jobRegistry } from '../lib/jobs/registry.ts';
+import { runMaintenance } from '../lib/maintenance/maintenance-run.ts';
+import { DEFAULT_RETENTION } from '../lib/maintenance/retention-config.ts';
 
 /** Jobs in the last RECENT_DAYS days, at every size (BENCH_RECENT_JOBS). */
 export const RECENT_JOBS = Number(process.env.BENCH_RECENT_JOBS ?? 8_000);
@@ -82,6 +86,14 @@ export async function seedFinishedJobs(conn: mysql.Connection, n: number): Promi
   } finally {
     await conn.query('SET SESSION foreign_key_checks = 1, unique_checks = 1');
   }
+}
+
+/**
+ * The scheduled maintenance caught up on seeded history in one run (rollups and retention, as months of scheduled
+ * runs would have left them), with a budget large enough to finish.
+ */
+export async function catchUpMaintenance(db: PrismaDb): Promise<void> {
+  await runMaintenance({ db, registry: jobRegistry, config: { ...DEFAULT_RETENTION, budgetMs: 3_600_000, batchSize: 2_000 }, logger: { info: () => undefined } });
 }
 
 /** Bytes (data + indexes, InnoDB's figures after ANALYZE) of the tables a job leaves rows in. */
