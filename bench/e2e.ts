@@ -7,11 +7,8 @@
  * SQS (fauxqs) and the mock provider run in a child process (they are remote services in production).
  * Env: DATABASE_URL (server; uses database `aijobs_bench_e2e`), BENCH_JOBS (600), BENCH_CONCURRENCY (4).
  */
-import { spawn } from 'node:child_process';
-import { once } from 'node:events';
-import { createInterface } from 'node:readline';
-import { fileURLToPath } from 'node:url';
 import mysql from 'mysql2/promise';
+import { startEmulators } from './peers/emulator-process.ts';
 import { databaseUrlFromEnv, parseDatabaseUrl, withDatabase } from '../lib/db/database-url.ts';
 import { signLocalToken } from '../lib/api/local-jwt.ts';
 import { startLocalRuntime } from '../lib/dev/local-runtime/runtime.ts';
@@ -26,8 +23,9 @@ await admin.query('DROP DATABASE IF EXISTS aijobs_bench_e2e');
 
 // SQS and the AI provider are remote services in production: here they run in a process of their own, so the
 // runtime's event loop carries only our code (API, dispatch, engine), as a Lambda's would.
-const emulators = spawn(process.execPath, ['--import', 'tsx', fileURLToPath(new URL('./emulators.ts', import.meta.url))], { stdio: ['ignore', 'pipe', 'inherit'] });
-const endpoints = JSON.parse((await once(createInterface({ input: emulators.stdout! }), 'line'))[0] as string) as { sqsEndpoint: string; mockAiUrl: string };
+// The shared launcher keeps the emulators' stdin open for as long as this process runs (they stop when it ends).
+const emulators = await startEmulators();
+const endpoints = { sqsEndpoint: emulators.endpoints.sqsEndpoint, mockAiUrl: emulators.endpoints.mockAiUrl };
 const runtime = await startLocalRuntime({ databaseUrl: `${url}?connectionLimit=20`, port: 0, useMoto: false, ...endpoints, log: () => undefined });
 const tokens = await Promise.all(Array.from({ length: 100 }, (_, u) =>
   signLocalToken(runtime.jwtKey, { sub: `bench-${u}`, ...runtime.audience })));
@@ -74,7 +72,7 @@ const { seconds, ids } = await run();
 const commitsPerJob = (await commits() - commitsBefore) / jobs;
 const rows = await getPrisma().aiJob.findMany({ where: { id: { in: ids } }, select: { createdAt: true, startedAt: true, finishedAt: true, lifecycleStatus: true } });
 await runtime.stop();
-emulators.kill('SIGTERM');
+await emulators.stop();
 
 const toRunning = rows.map((r) => (r.startedAt?.getTime() ?? NaN) - r.createdAt.getTime());
 const toDone = rows.map((r) => (r.finishedAt?.getTime() ?? NaN) - r.createdAt.getTime());

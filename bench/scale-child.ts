@@ -8,11 +8,9 @@
  * statement of that user read — the call's work, whatever the machine's load (MySQL: null).
  */
 import { randomBytes } from 'node:crypto';
-import { spawn } from 'node:child_process';
-import { once } from 'node:events';
 import { createInterface } from 'node:readline';
-import { fileURLToPath } from 'node:url';
 import mysql from 'mysql2/promise';
+import { startEmulators } from './peers/emulator-process.ts';
 import { signLocalToken } from '../lib/api/local-jwt.ts';
 import { closePrisma, getPrisma } from '../lib/db/client.ts';
 import { databaseUrlFromEnv, parseDatabaseUrl, withDatabase } from '../lib/db/database-url.ts';
@@ -21,10 +19,9 @@ import { closeSqlPool } from '../lib/db/sql-pool.ts';
 import { startLocalRuntime } from '../lib/dev/local-runtime/runtime.ts';
 import { reaperDepsFromEnv, runReaper } from '../lib/engine/reaper-run.ts';
 import { jobRegistry } from '../lib/jobs/registry.ts';
-import { runMaintenance } from '../lib/maintenance/maintenance-run.ts';
 import { DEFAULT_RETENTION } from '../lib/maintenance/retention-config.ts';
 import { runRetention } from '../lib/maintenance/retention.ts';
-import { seedFinishedJobs, tableBytes } from './scale-seed.ts';
+import { catchUpMaintenance, seedFinishedJobs, tableBytes } from './scale-seed.ts';
 
 const n = Number(process.argv[2]);
 const database = `aijobs_bench_scale_${n}`;
@@ -41,10 +38,8 @@ await seedFinishedJobs(server, n);
 const seedSeconds = (performance.now() - t0) / 1000;
 const seededBytes = await tableBytes(server);
 
-const log = { info: () => undefined };
-const config = { ...DEFAULT_RETENTION, budgetMs: 3_600_000, batchSize: 2_000 };
 t0 = performance.now();
-await runMaintenance({ db: getPrisma(), registry: jobRegistry, config, logger: log });
+await catchUpMaintenance(getPrisma());
 const catchUpSeconds = (performance.now() - t0) / 1000;
 // Let InnoDB purge what the catch-up deleted (it would have, in the weeks between scheduled runs): index
 // ranges that still hold delete-marked entries are slower to scan than steady state. At most 2 minutes.
@@ -87,8 +82,9 @@ async function rowsRead(): Promise<number | null> {
   return Number(rows[0]?.n ?? 0);
 }
 
-const emulators = spawn(process.execPath, ['--import', 'tsx', fileURLToPath(new URL('./emulators.ts', import.meta.url))], { stdio: ['ignore', 'pipe', 'inherit'] });
-const endpoints = JSON.parse((await once(createInterface({ input: emulators.stdout! }), 'line'))[0] as string) as { sqsEndpoint: string; mockAiUrl: string };
+// The shared launcher keeps the emulators' stdin open for as long as this process runs (they stop when it ends).
+const emulators = await startEmulators();
+const endpoints = { sqsEndpoint: emulators.endpoints.sqsEndpoint, mockAiUrl: emulators.endpoints.mockAiUrl };
 const runtime = await startLocalRuntime({
   databaseUrl: `${userUrl.toString()}?connectionLimit=10`, port: 0, useMoto: false, ...endpoints, log: () => undefined,
   dispatchIntervalMs: 500, reaperIntervalMs: 3_600_000, maintenanceIntervalMs: 3_600_000,
@@ -161,7 +157,7 @@ for await (const line of createInterface({ input: process.stdin })) {
   reply({ ms, rows: before === null || after === null ? null : after - before });
 }
 await runtime.stop();
-emulators.kill('SIGTERM');
+await emulators.stop();
 await closePrisma();
 await closeSqlPool();
 if (userStats) await server.query('SET GLOBAL userstat = 0');
