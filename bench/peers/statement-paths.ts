@@ -130,6 +130,11 @@ export function classifyLogRows(rows: readonly GeneralLogRow[], database: string
   return { counts, units: units.map((u) => ({ path: pathOf.get(u)!, sql: u.statements.join('; ').slice(0, 300) })) };
 }
 
+/** The path of one transaction's (or one autocommit statement's) statements, as the log shows them. */
+export function pathOfStatements(statements: readonly string[], database: string): EnginePath {
+  return classify({ statements: statements.map((s) => normalise(s, database)), rows: [], inTransaction: true, ended: 'commit' });
+}
+
 function classify(unit: Unit): EnginePath {
   for (const rule of PATH_RULES) if (unit.statements.some((s) => rule.pattern.test(s))) return rule.path;
   return 'other';
