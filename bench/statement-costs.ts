@@ -8,7 +8,7 @@
  *    one connection, so each script meets the rows it met the first time.
  * 3. Measure: when the replay reaches the middle job's script of each path (./peers/statement-paths.ts: create,
  *    lock, capacity, project, …), it first runs `START TRANSACTION; <its first k statements>; ROLLBACK`
- *    BENCH_REPS (1000) times for every k, in BENCH_ROUNDS (3) alternating rounds, and reads the server's CPU
+ *    BENCH_REPS (500) times for every k, in BENCH_ROUNDS (3) alternating rounds, and reads the server's CPU
  *    (/proc/<pid>/stat: the server must run on this machine) around each batch. A statement's cost is the median
  *    of prefix k minus the median of prefix k − 1: its parse, optimization, execution and undo, alone on a quiet
  *    server (no lock waits, no concurrency, the commit's redo write and fsync not included: each run rolls back).
@@ -32,7 +32,7 @@ import { splitStatements } from '../test/helpers/general-log.ts';
 
 const env = process.env;
 const jobs = Math.floor(positiveNumber('BENCH_JOBS', 30));
-const reps = Math.floor(positiveNumber('BENCH_REPS', 1000));
+const reps = Math.floor(positiveNumber('BENCH_REPS', 500));
 const rounds = Math.floor(positiveNumber('BENCH_ROUNDS', 3));
 const clients = Math.floor(positiveNumber('BENCH_CLIENTS', 4));
 const url = env.BENCH_DB_URL ?? 'mysql://root@127.0.0.1:3399/aijobs_statement_costs';
@@ -100,11 +100,11 @@ try {
 
   // 2. Replay, 3. measure.
   replay = await mysql.createConnection({ ...server, database: replayDb, multipleStatements: true });
-  const run = async (statements: string[]) => {
+  const run = async (statements: string[], times = reps) => {
     const text = ['START TRANSACTION', ...statements, 'ROLLBACK'].join(';\n');
     const before = serverCpuMs();
-    for (let i = 0; i < reps; i += 1) await replay!.query(text);
-    return ((serverCpuMs() - before) / reps) * 1000;
+    for (let i = 0; i < times; i += 1) await replay!.query(text);
+    return ((serverCpuMs() - before) / times) * 1000;
   };
   const lines: string[] = [];
   let perJob = 0;
@@ -114,7 +114,7 @@ try {
     const path = measured.get(i);
     if (path) {
       const body = isScript(trip) ? trip.slice(1, -1) : trip;
-      for (let k = 0; k <= body.length; k += 1) for (let w = 0; w < 20; w += 1) await run(body.slice(0, k)).catch(() => undefined);
+      for (let k = 0; k <= body.length; k += 1) await run(body.slice(0, k), 20);
       const samples: number[][] = body.map(() => []);
       const empty: number[] = [];
       for (let r = 0; r < rounds; r += 1) {
