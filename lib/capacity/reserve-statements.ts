@@ -109,31 +109,37 @@ function holdInsert(r: HoldRequest): SqlStatement {
   const platformPeriod = r.spend === 'platform' ? DAY : 'NULL';
   const keys = [r.capacity ? MINUTE : 'NULL', platformPeriod, platformPeriod, userPeriod('user_day', DAY), userPeriod('user_month', MONTH)];
   values.push(r.holdMs * 1000);
-  const ahead = r.capacity ? aheadOf(r, values) : '(SELECT 0 AS requests, 0 AS tokens)';
+  const ahead = r.capacity ? aheadOf(r, values) : { columns: '0, 0', from: 'DUAL' };
   return withClock(
     `INSERT INTO ${HOLD} (id, holdKey, jobId, userId, jobType, provider, model, tokens, costUsd, windowStart,
        jobTypeDay, platformDay, userDay, userMonth, aheadRequests, aheadTokens, state, expiresAt, createdAt)
-     SELECT ?, ?, ?, ?, ?, ?, ?, ?, ?, ${keys.join(', ')}, a.requests, a.tokens, 'pending', {now} + INTERVAL ? MICROSECOND, {now}
-     FROM ${ahead} AS a
-     ON DUPLICATE KEY UPDATE id = id`,
+     SELECT ?, ?, ?, ?, ?, ?, ?, ?, ?, ${keys.join(', ')}, ${ahead.columns}, 'pending', {now} + INTERVAL ? MICROSECOND, {now}
+     FROM ${ahead.from}
+     ON DUPLICATE KEY UPDATE ${HOLD}.id = ${HOLD}.id`,
     r.clock, values,
   );
 }
 
 /**
- * Waiting jobs of this model ranked before the job: count and tokens (a derived table of one row). A waiting
- * row of a job that ended meanwhile (cancelled while it waited) keeps nothing.
+ * Waiting jobs of this model ranked before the job: count and tokens, as the hold INSERT's own aggregate (no
+ * GROUP BY: one row, 0 and 0 when nobody waits; a derived table of it cost an internal temporary table and about
+ * a tenth more of the server's CPU, `bench:statement-costs`). A waiting row of a job that ended meanwhile
+ * (cancelled while it waited) keeps nothing. Its values follow the SELECT list's; the INSERT's ON DUPLICATE KEY
+ * UPDATE names the hold's table, as `AiJob` and `ProviderUserWindow` in the SELECT have an `id` too.
  */
-function aheadOf(r: HoldRequest, values: SqlValue[]): string {
+function aheadOf(r: HoldRequest, values: SqlValue[]): { columns: string; from: string } {
   const { provider, model } = r.route;
   values.push(provider, model, r.job.id, r.waitGraceMs * 1000, r.job.priority, r.job.priority, provider, model, r.job.userId);
-  return `(SELECT COUNT(*) AS requests, COALESCE(SUM(q.tokens), 0) AS tokens FROM \`CapacityWait\` q
+  return {
+    columns: 'COUNT(*), COALESCE(SUM(q.tokens), 0)',
+    from: `\`CapacityWait\` q
             JOIN \`AiJob\` j ON j.id = q.jobId AND j.lifecycleStatus = 'running'
             LEFT JOIN \`ProviderUserWindow\` qu ON qu.provider = q.provider AND qu.model = q.model AND qu.windowStart = ${MINUTE} AND qu.userId = q.userId
            WHERE q.provider = ? AND q.model = ? AND q.reason = 'provider_capacity' AND q.jobId <> ?
              AND q.dueAt <= {now} AND q.dueAt > {now} - INTERVAL ? MICROSECOND
              AND (q.priority < ? OR (q.priority = ? AND COALESCE(qu.requests, 0) < COALESCE(
-               (SELECT requests FROM \`ProviderUserWindow\` WHERE provider = ? AND model = ? AND windowStart = ${MINUTE} AND userId = ?), 0))))`;
+               (SELECT requests FROM \`ProviderUserWindow\` WHERE provider = ? AND model = ? AND windowStart = ${MINUTE} AND userId = ?), 0)))`,
+  };
 }
 
 /** The minute window, created if missing and locked. */
