@@ -26,6 +26,14 @@ export async function withStatementLog<T>(
   const holder = `bench-peers-${process.pid}`;
   await holdGeneralLog(admin, holder);
   const { user, password } = await createLoggedUser(admin, database);
+  // A bench stopped during the window (Ctrl-C, kill) gives the log back first: a holder left behind keeps the
+  // server-wide log on, and every later run on that server pays for it.
+  const stopped = (signal: NodeJS.Signals) => {
+    void releaseGeneralLog(admin, holder).then(() => dropLoggedUser(admin, user)).catch(() => undefined)
+      .finally(() => process.exit(signal === 'SIGINT' ? 130 : 143));
+  };
+  process.once('SIGINT', stopped);
+  process.once('SIGTERM', stopped);
   try {
     const loggedFrom = await serverNow(admin);
     let start = loggedFrom;
@@ -48,6 +56,8 @@ export async function withStatementLog<T>(
     );
     return { result, complete, rows: rows.map((r) => ({ threadId: Number(r.threadId), command: String(r.command), argument: String(r.argument) })) };
   } finally {
+    process.off('SIGINT', stopped);
+    process.off('SIGTERM', stopped);
     await releaseGeneralLog(admin, holder);
     await dropLoggedUser(admin, user);
     await truncateIfUnheld(admin);
