@@ -122,8 +122,8 @@ function holdInsert(r: HoldRequest): SqlStatement {
 
 /**
  * Waiting jobs of this model ranked before the job: count and tokens, as the hold INSERT's own aggregate (no
- * GROUP BY: one row, 0 and 0 when nobody waits; a derived table of it cost an internal temporary table and about
- * a tenth more of the server's CPU, `bench:statement-costs`). A waiting row of a job that ended meanwhile
+ * GROUP BY: one row, 0 and 0 when nobody waits; a derived table of it cost an internal temporary table a
+ * reservation, `bench:db-status`). A waiting row of a job that ended meanwhile
  * (cancelled while it waited) keeps nothing. Its values follow the SELECT list's; the INSERT's ON DUPLICATE KEY
  * UPDATE names the hold's table, as `AiJob` and `ProviderUserWindow` in the SELECT have an `id` too.
  */
