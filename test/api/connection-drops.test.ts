@@ -62,21 +62,28 @@ function everyRoute(jobId: string): { action: string; call: Promise<ApiResponse>
   return [...user, ...admin];
 }
 
-/** Kills every other connection to this worker's database until `stop()`; counts the kills. */
+/**
+ * Kills every other connection to this worker's database until `stop()`; counts the kills. Only connections seen
+ * running an application statement (not a `SET`) are ever killed: a connection the mariadb driver is still
+ * initialising (its `SET time_zone`, and the idle gap before it, which a slow host can stretch past any
+ * threshold) raises an unhandled rejection of the driver's own when killed (ER_WRONG_IANA_TIMEZONE) — a driver
+ * defect outside any request, reported, not tested here.
+ */
 function startKiller(): { stop: () => Promise<number> } {
   let running = true;
   let kills = 0;
+  const used = new Set<number>();
   const loop = (async () => {
     const db = await rawDb();
     while (running) {
-      // Established connections only: running a statement, or idle for a moment. A connection killed while the
-      // mariadb driver still initialises it (its `SET time_zone`) makes the driver raise an unhandled rejection
-      // of its own (ER_WRONG_IANA_TIMEZONE) — a driver defect outside any request, reported, not tested here.
       const [rows] = await db.query(
-        `SELECT ID AS id FROM information_schema.PROCESSLIST WHERE DB = DATABASE() AND ID <> CONNECTION_ID()
-           AND ((COMMAND = 'Query' AND COALESCE(INFO, '') NOT LIKE 'SET time_zone%') OR (COMMAND = 'Sleep' AND TIME_MS > 300))`,
+        `SELECT ID AS id, COMMAND AS command, COALESCE(INFO, '') AS info, TIME_MS AS idleMs FROM information_schema.PROCESSLIST
+          WHERE DB = DATABASE() AND ID <> CONNECTION_ID() AND COMMAND IN ('Query', 'Sleep')`,
       );
-      for (const { id } of rows as { id: number }[]) {
+      for (const { id, command, info, idleMs } of rows as { id: number; command: string; info: string; idleMs: number }[]) {
+        const statement = command === 'Query' && !/^\s*SET\b/i.test(info);
+        if (statement) used.add(Number(id));
+        if (!used.has(Number(id)) || !(statement || (command === 'Sleep' && Number(idleMs) > 300))) continue;
         await db.query(`KILL ${Number(id)}`).then(() => { kills += 1; }, () => undefined); // it may have ended already
       }
       await new Promise((resolve) => setImmediate(resolve));
