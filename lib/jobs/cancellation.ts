@@ -10,6 +10,7 @@
  * a type may still be cancelled: nothing has run, nothing was billed, no side effect exists to protect.
  */
 import type { AiJob, Db } from '../db/client.ts';
+import { isDeadlock } from '../db/connection-errors.ts';
 import { markCancelled } from './lifecycle-repository.ts';
 import {
   JobAlreadyCancelledError, JobNotCancellableError, JobNotFoundError, LeaseLostError, StaleTransitionError,
@@ -72,12 +73,16 @@ function refuseFinished(job: AiJob): void {
   }
 }
 
-/** Runs a compare-and-set; undefined when someone moved the job first (the caller reads it again). */
+/**
+ * Runs a compare-and-set; undefined when someone moved the job first (the caller reads it again). A deadlock
+ * counts as that too: the server rolled our transaction back whole, and the other one (a worker taking the job,
+ * say) went first.
+ */
 async function movedOn(cas: () => Promise<AiJob>): Promise<AiJob | undefined> {
   try {
     return await cas();
   } catch (err) {
-    if (err instanceof StaleTransitionError || err instanceof LeaseLostError) return undefined;
+    if (err instanceof StaleTransitionError || err instanceof LeaseLostError || isDeadlock(err)) return undefined;
     throw err;
   }
 }
