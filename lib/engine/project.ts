@@ -41,7 +41,7 @@ export async function projectResult(
     // Rows decided without the database (a BusinessValidationError throws here, before anything is sent).
     const rows = projector?.rows ? projector.rows(job, result.output, { input: result.input }) : { rows: [], refs: [] };
     // The stream's last batch rides in the script when the script stays under 16 KB with it; else it goes first.
-    const withFinal = final ? successScript(job, fence, success, rows, meta, result.usage, final.statement) : undefined;
+    const withFinal = final ? successScript(job, fence, success, rows, meta, result.usage, final) : undefined;
     if (final && !withFinal) await final.appendAlone();
     const script = withFinal ?? successScript(job, fence, success, rows, meta, result.usage);
     if (script) {

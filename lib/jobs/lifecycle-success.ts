@@ -22,7 +22,7 @@ import type { LeaseFence, TransitionMeta } from './lifecycle-repository.ts';
 import { CancelRequestedError, JobNotFoundError, LeaseLostError, StaleTransitionError } from './lifecycle-errors.ts';
 import type { RowProjection } from './projector.ts';
 import { publishStatus } from '../stream/status-entries.ts';
-import { NEXT_STATUS_SEQ, currentStatusSeq } from './stream-seq.ts';
+import { NEXT_STATUS_SEQ, currentStatusSeq, KNOWN_NEXT_STATUS_SEQ } from './stream-seq.ts';
 
 /**
  * An idempotent write carried in a script's transaction (the usage ledger row of the call that answered:
@@ -53,14 +53,22 @@ type ClaimState = Pick<AiJob, 'lifecycleStatus' | 'lockedBy' | 'leaseVersion' | 
 /** The latest committed row (a share lock reads it whatever snapshot the transaction holds). */
 const CLAIM_STATE_SQL = 'SELECT lifecycleStatus, lockedBy, leaseVersion, cancelRequestedAt, outputHash FROM `AiJob` WHERE id = ? LOCK IN SHARE MODE';
 
-/** The claim's compare-and-set. */
-function claimUpdate(job: AiJob, fence: LeaseFence, result: SuccessResult, now: Date): SqlStatement {
+/**
+ * The claim's compare-and-set. Its `seq` follows the job's last chunk: read by the server (NEXT_STATUS_SEQ), or,
+ * when the attempt knows its log's last `seq` exactly (`lastSeq`, {@link FencedChunks}), taken from it with no
+ * read of the chunks (lib/jobs/stream-seq.ts, "A claim that knows its last seq").
+ */
+function claimUpdate(job: AiJob, fence: LeaseFence, result: SuccessResult, now: Date, lastSeq?: number): SqlStatement {
+  const seq = lastSeq === undefined ? NEXT_STATUS_SEQ : KNOWN_NEXT_STATUS_SEQ;
   return {
     sql: `UPDATE \`AiJob\` SET modelProvider = COALESCE(?, modelProvider), modelName = COALESCE(?, modelName), lifecycleStatus = 'succeeded', outputHash = ?, progress = 100,
             finishedAt = ?, lockedBy = NULL, lockUntil = NULL, errorCode = NULL, publicErrorMessage = NULL,
-            internalErrorMessage = NULL, updatedAt = ?, ${NEXT_STATUS_SEQ}
+            internalErrorMessage = NULL, updatedAt = ?, ${seq}
           WHERE id = ? AND lifecycleStatus = 'running' AND lockedBy = ? AND leaseVersion = ? AND cancelRequestedAt IS NULL`,
-    values: [result.model?.provider ?? null, result.model?.model ?? null, result.outputHash, now, now, job.id, fence.holder, fence.leaseVersion],
+    values: [
+      result.model?.provider ?? null, result.model?.model ?? null, result.outputHash, now, now, ...(lastSeq === undefined ? [] : [lastSeq]),
+      job.id, fence.holder, fence.leaseVersion,
+    ],
   };
 }
 
@@ -120,6 +128,17 @@ export function successStatements(succeeded: AiJob, fence: LeaseFence, meta: Tra
   ];
 }
 
+/**
+ * The attempt's last batch of stream chunks, carried ahead of the claim (lib/stream/attempt-stream.ts
+ * `FinalAppend`): its fenced append, and the `seq` of its last chunk. That is the job's last `seq` once the append
+ * commits: the attempt's earlier appends all have known outcomes when it hands the batch over, and only the
+ * lease holder appends to its segment.
+ */
+export interface FencedChunks {
+  statement: SqlStatement;
+  lastSeq: number;
+}
+
 /** A whole projection as one script, ready for {@link runSuccessScript}. */
 export interface SuccessScript {
   statements: SqlStatement[];
@@ -143,8 +162,9 @@ export interface SuccessScript {
  * success, and {@link runSuccessScript} writes it on its own when the claim is refused (the call happened all
  * the same).
  * `preceding` (the attempt's last batch of stream chunks, lib/stream/attempt-stream.ts `handOver`) goes before
- * the claim: it is fenced by the lease and by the `statusSeq` the claim moves, and the claim's `seq` follows its
- * chunks (lib/jobs/stream-seq.ts); on a refusal it rolls back with everything else (only preview is lost).
+ * the claim: it is fenced by the lease and by the `statusSeq` the claim moves, and the claim takes the `seq` after
+ * its last chunk without reading the log (lib/jobs/stream-seq.ts); on a refusal it rolls back with everything else
+ * (only preview is lost).
  *
  * Undefined when the script's text would be over 16 KB, where RDS Proxy pins a session (a long quiz, say): the
  * caller then takes the transaction path, whose statements are each smaller; one still over 16 KB (a single long
@@ -154,13 +174,13 @@ export interface SuccessScript {
  */
 export function successScript(
   job: AiJob, fence: LeaseFence, result: SuccessResult, projection: RowProjection, meta: TransitionMeta, carried?: CarriedWrite,
-  preceding?: SqlStatement,
+  preceding?: FencedChunks,
 ): SuccessScript | undefined {
   const now = result.now ?? new Date();
   const succeeded = succeededJob(job, result, now);
   const statements: SqlStatement[] = [
-    ...(preceding ? [preceding] : []),
-    claimUpdate(job, fence, result, now),
+    ...(preceding ? [preceding.statement] : []),
+    claimUpdate(job, fence, result, now, preceding?.lastSeq),
     {
       // Also reads the `seq` the claim took, for the status entry published after the commit.
       sql: "SELECT (SELECT 1 UNION ALL SELECT 1 FROM DUAL WHERE NOT EXISTS (SELECT 1 FROM `AiJob` WHERE id = ? AND lifecycleStatus = 'succeeded' AND leaseVersion = ? AND outputHash = ? AND finishedAt = ?)) AS claimed, (SELECT statusSeq FROM `AiJob` WHERE id = ?) AS statusSeq",

@@ -99,6 +99,7 @@ class AttemptAppender implements AttemptStream {
     if (!batch) return undefined;
     return {
       statement: chunkAppendStatement(this.segment, batch.rows, batch.at),
+      lastSeq: batch.rows.at(-1)!.seq,
       committed: () => this.committed(batch),
       appendAlone: () => {
         this.unsettled = batch;

@@ -28,6 +28,11 @@ export interface AttemptStream {
 export interface FinalAppend {
   /** The batch's append (./chunk-append.ts), fenced like every append: it inserts nothing once the fence fails. */
   statement: SqlStatement;
+  /**
+   * The `seq` of the batch's last chunk: the job's last `seq` once the statement commits (every earlier append of
+   * the attempt has a known outcome by then), which the success claim takes its own from (lib/jobs/stream-seq.ts).
+   */
+  lastSeq: number;
   /** After the projection that carried the statement committed: the batch is in the log; its hint is published. */
   committed(): void;
   /** When the projection cannot carry it (another path, too long a script): appended on its own. Never throws. */

@@ -100,13 +100,39 @@ describe('handing the last batch to the projection', () => {
     expect(await chunkRows(job.id)).toEqual([]);
     expect(recorder.entries(job.id).map((e) => e.type)).toEqual(['status', 'status']);
 
-    const script = successScript(job, fence, { outputHash: 'h1' }, noRows, meta, undefined, final!.statement)!;
+    const script = successScript(job, fence, { outputHash: 'h1' }, noRows, meta, undefined, final!)!;
     const succeeded = await runSuccessScript(job, fence, script, final!.committed);
     expect(succeeded).toMatchObject({ lifecycleStatus: 'succeeded', statusSeq: 4 });
     const log = await wholeLog(job.id);
     expect(log.map((e) => [e.seq, e.type])).toEqual([[1, 'status'], [2, 'status'], [3, 'text'], [4, 'status']]);
     expect(log[2]).toMatchObject({ field: 'feedback', delta: 'Mass attracts mass.' });
     expect(log[3]).toMatchObject({ status: 'succeeded' });
+    expect(recorder.entries(job.id)).toEqual(log);
+  });
+
+  it('gives the claim the seq after its last chunk: no read of the log, no gap after earlier appends', async () => {
+    const job = await lockJob(db, (await createQueuedJob()).id, 'worker-a');
+    const fence = { holder: 'worker-a', leaseVersion: job.leaseVersion };
+    const stream = open(job, 'worker-a', { appendIntervalMs: 1, flushAtChars: 10 });
+    stream.preview({ type: 'text', field: 'feedback', delta: 'first batch, appended' });
+    await until(async () => (await chunkRows(job.id)).length === 1, 'the first batch to be appended');
+    stream.preview({ type: 'item', field: 'questions', index: 0, item: { question: 'Why?' } });
+    const final = (await stream.handOver!())!;
+    const appended = (await chunkRows(job.id)).map((r) => Number(r.seq));
+    expect(final.lastSeq).toBe(appended.at(-1)! + 1);
+
+    const script = successScript(job, fence, { outputHash: 'h1' }, noRows, meta, undefined, final)!;
+    const claim = script.statements[1]!.sql;
+    expect(claim).toMatch(/^UPDATE `AiJob` SET /);
+    expect(claim).not.toContain('AiJobStreamChunk');
+    // Without a handed-over batch the claim reads the job's last chunk on the server.
+    expect(successScript(job, fence, { outputHash: 'h1' }, noRows, meta)!.statements[0]!.sql).toContain('MAX(c.seq)');
+
+    const succeeded = await runSuccessScript(job, fence, script, final.committed);
+    expect(succeeded).toMatchObject({ lifecycleStatus: 'succeeded', statusSeq: final.lastSeq + 1 });
+    const log = await wholeLog(job.id);
+    expect(log.map((e) => e.seq)).toEqual(Array.from({ length: final.lastSeq + 1 }, (_, i) => i + 1));
+    expect(log.at(-1)).toMatchObject({ type: 'status', status: 'succeeded' });
     expect(recorder.entries(job.id)).toEqual(log);
   });
 
@@ -117,7 +143,7 @@ describe('handing the last batch to the projection', () => {
     stream.preview({ type: 'text', field: 'feedback', delta: 'never stored' });
     const final = (await stream.handOver!())!;
     await db.aiJob.update({ where: { id: job.id }, data: { cancelRequestedAt: new Date() } });
-    const script = successScript(job, fence, { outputHash: 'h1' }, noRows, meta, undefined, final.statement)!;
+    const script = successScript(job, fence, { outputHash: 'h1' }, noRows, meta, undefined, final)!;
     await expect(runSuccessScript(job, fence, script, final.committed)).rejects.toBeInstanceOf(CancelRequestedError);
     expect(await chunkRows(job.id)).toEqual([]);
     expect(recorder.entries(job.id).map((e) => e.type)).toEqual(['status', 'status']);
