@@ -9,7 +9,7 @@ import type { SqlStatement } from '../db/sql.ts';
 import { isDuplicateKey, runAtomically } from '../db/sql-pool.ts';
 import { publishStatus } from '../stream/status-entries.ts';
 import { explainRefusal } from './lifecycle-refusals.ts';
-import { NEXT_STATUS_SEQ } from './stream-seq.ts';
+import { NEXT_STATUS_SEQ, UNHELD_NEXT_STATUS_SEQ } from './stream-seq.ts';
 
 export const DEFAULT_LEASE_MS = 60_000;
 
@@ -39,22 +39,27 @@ export async function lockJobForAttempt(
 ): Promise<{ job: AiJob; snapshot: AiJobSnapshot | null }> {
   const now = opts.now ?? new Date();
   const lockUntil = new Date(now.getTime() + (opts.leaseMs ?? DEFAULT_LEASE_MS));
-  let results: unknown[];
-  try {
-    results = await runAtomically(lockStatements(jobId, holder, now, lockUntil));
-  } catch (err) {
-    // Another claim by this holder at this very instant took the lease (two deliveries of one message on one
-    // consumer): its audit row is at the `seq` this one would read back, and the unique (jobId, seq) refuses it.
-    if (isDuplicateKey(err, TRANSITION_SEQ_KEY)) throw await explainRefusal(db, jobId, 'lockJob', now);
-    throw err;
-  }
-  const [row] = results.at(-1) as Record<string, unknown>[];
-  if (!row) throw await explainRefusal(db, jobId, 'lockJob', now);
+  const attempt = async (takeover: boolean): Promise<Record<string, unknown> | undefined> => {
+    try {
+      const results = await runAtomically(lockStatements(jobId, holder, now, lockUntil, takeover));
+      return (results.at(-1) as Record<string, unknown>[])[0];
+    } catch (err) {
+      // Another claim by this holder at this very instant took the lease (two deliveries of one message on one
+      // consumer): its audit row is at the `seq` this one would read back, and the unique (jobId, seq) refuses it.
+      if (isDuplicateKey(err, TRANSITION_SEQ_KEY)) throw await explainRefusal(db, jobId, 'lockJob', now);
+      throw err;
+    }
+  };
+  // A queued or released job first (nearly always); a lease found expired, whose holder's chunks may follow
+  // `statusSeq` (./stream-seq.ts), is taken over by a second script; anything else is refused, and said why.
+  let row = await attempt(false);
+  if (row && !Number(row[LOCKED]) && Number(row[EXPIRED])) row = await attempt(true);
+  if (!row || !Number(row[LOCKED])) throw await explainRefusal(db, jobId, 'lockJob', now);
   const job: Record<string, unknown> = {};
   const snapshot: Record<string, unknown> = {};
   for (const [column, value] of Object.entries(row)) {
     if (column.startsWith(SNAPSHOT_PREFIX)) snapshot[column.slice(SNAPSHOT_PREFIX.length)] = value;
-    else job[column] = value;
+    else if (column !== LOCKED && column !== EXPIRED) job[column] = value;
   }
   const locked = job as unknown as AiJob;
   publishStatus(locked); // `running`, the attempt's segment begins (committed: the script ended with COMMIT)
@@ -72,7 +77,8 @@ function toSnapshot(raw: Record<string, unknown>): AiJobSnapshot {
 }
 
 /**
- * The compare-and-set (which also takes the `running` status entry's `seq`: ./stream-seq.ts), the audit row
+ * The compare-and-set of a queued or released job, or with `takeover` of an expired lease (which also takes the
+ * `running` status entry's `seq`, reading the expired holder's chunks only on a takeover: ./stream-seq.ts), the audit row
  * (only when the update matched; running → queued being illegal, attempt 1 is exactly the queued → running
  * edge), and the locked row with the job's snapshot (one joined read), in one script.
  *
@@ -84,16 +90,19 @@ function toSnapshot(raw: Record<string, unknown>): AiJobSnapshot {
  * delivered twice at once to one consumer): that claim's audit row already holds the `seq` read here, so the
  * unique (jobId, seq) refuses this one and the whole script rolls back — the second delivery is turned away.
  */
-function lockStatements(jobId: string, holder: string, now: Date, lockUntil: Date): SqlStatement[] {
+function lockStatements(jobId: string, holder: string, now: Date, lockUntil: Date, takeover: boolean): SqlStatement[] {
   const ours = "id = ? AND lifecycleStatus = 'running' AND lockedBy = ? AND lockedAt = ? AND lockUntil = ?";
   const oursValues = [jobId, holder, now, lockUntil];
+  const lockable = takeover
+    ? { where: "lifecycleStatus = 'running' AND lockedBy IS NOT NULL AND lockUntil < ?", values: [now], seq: NEXT_STATUS_SEQ }
+    : { where: "(lifecycleStatus = 'queued' OR (lifecycleStatus = 'running' AND lockedBy IS NULL))", values: [], seq: UNHELD_NEXT_STATUS_SEQ };
   return [
     {
       sql: `UPDATE \`AiJob\` SET lifecycleStatus = 'running', lockedBy = ?, lockedAt = ?, lockUntil = ?,
               leaseVersion = leaseVersion + 1, attemptCount = attemptCount + 1, startedAt = COALESCE(startedAt, ?), updatedAt = ?,
-              ${NEXT_STATUS_SEQ}
-            WHERE id = ? AND (lifecycleStatus = 'queued' OR (lifecycleStatus = 'running' AND (lockedBy IS NULL OR lockUntil < ?)))`,
-      values: [holder, now, lockUntil, now, now, jobId, now],
+              ${lockable.seq}
+            WHERE id = ? AND ${lockable.where}`,
+      values: [holder, now, lockUntil, now, now, jobId, ...lockable.values],
     },
     {
       sql: `INSERT INTO \`AiJobTransition\` (id, jobId, fromStatus, toStatus, actor, reason, leaseVersion, seq, attempt, createdAt)
@@ -102,10 +111,17 @@ function lockStatements(jobId: string, holder: string, now: Date, lockUntil: Dat
       values: [newId(), holder.slice(0, 128), now, ...oursValues],
     },
     {
-      sql: `SELECT j.*, ${SNAPSHOT_COLUMNS.map((c) => `s.\`${c}\` AS \`${SNAPSHOT_PREFIX}${c}\``).join(', ')}
+      // The row whatever happened: whether this script locked it, and whether a holder's lease had expired.
+      sql: `SELECT j.*, ${SNAPSHOT_COLUMNS.map((c) => `s.\`${c}\` AS \`${SNAPSHOT_PREFIX}${c}\``).join(', ')},
+              (j.lifecycleStatus = 'running' AND j.lockedBy = ? AND j.lockedAt = ? AND j.lockUntil = ?) AS \`${LOCKED}\`,
+              (j.lifecycleStatus = 'running' AND j.lockedBy IS NOT NULL AND j.lockUntil < ?) AS \`${EXPIRED}\`
             FROM \`AiJob\` j LEFT JOIN \`AiJobSnapshot\` s ON s.jobId = j.id
-            WHERE j.id = ? AND j.lifecycleStatus = 'running' AND j.lockedBy = ? AND j.lockedAt = ? AND j.lockUntil = ?`,
-      values: oursValues,
+            WHERE j.id = ?`,
+      values: [holder, now, lockUntil, now, jobId],
     },
   ];
 }
+
+/** The read-back's flags (not AiJob columns): this script locked the row; the row holds an expired lease. */
+const LOCKED = 'lock.locked';
+const EXPIRED = 'lock.expired';

@@ -25,12 +25,22 @@
  * transaction under the same fence (its INSERT reads the job row with a shared lock the claim then upgrades), so
  * it is in the log exactly when the claim matches. The server's `MAX(seq)` is what this saves: an optimized
  * subquery per claim (~0.1 ms of the server's CPU, docs/performance.md).
+ *
+ * A lock of an unheld job: nothing follows `statusSeq` in the log of a job that is queued, or running with no
+ * holder (released, parked), so its lock takes `statusSeq + 1` with no read of the chunks either
+ * ({@link UNHELD_NEXT_STATUS_SEQ}). A chunk is only ever appended under a holder's fence (running, that holder and
+ * lease version, the segment's `statusSeq`), and every UPDATE that ends a holding (to another state, or to no
+ * holder) is a transition taking NEXT_STATUS_SEQ above the chunks so far, after which the holder's fence fails.
+ * Only a lock that takes over an expired lease (a holder that stopped without a transition) reads them.
  */
 import type { SqlExpression } from '../db/sql.ts';
 
 /** The SET item of an `UPDATE \`AiJob\`` (unaliased) that gives the transition the job's next `seq`. */
 export const NEXT_STATUS_SEQ =
   'statusSeq = GREATEST(statusSeq, COALESCE((SELECT MAX(c.seq) FROM `AiJobStreamChunk` c WHERE c.jobId = `AiJob`.id), 0)) + 1';
+
+/** The SET item of a lock of a job with no holder (see the module comment). */
+export const UNHELD_NEXT_STATUS_SEQ = 'statusSeq = statusSeq + 1';
 
 /**
  * The SET item of a claim's `UPDATE \`AiJob\`` that knows the job's last `seq` (one `?`: that `seq`; see the

@@ -7,7 +7,7 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import type mysql from 'mysql2/promise';
 import { getPrisma, type AiJob } from '../../lib/db/client.ts';
 import { getSqlPool, type SqlRunner } from '../../lib/db/sql-pool.ts';
-import { lockJob } from '../../lib/jobs/lifecycle-repository.ts';
+import { lockJob, releaseLock } from '../../lib/jobs/lifecycle-repository.ts';
 import { runSuccessScript, successScript } from '../../lib/jobs/lifecycle-success.ts';
 import { CancelRequestedError } from '../../lib/jobs/lifecycle-errors.ts';
 import { LeaseHeldError } from '../../lib/jobs/lifecycle-errors.ts';
@@ -192,6 +192,27 @@ describe('fencing and segments', () => {
     ]);
     expect(textOf(log.slice(3), 'feedback')).toBe('second try');
     expect(await chunkRows(created.id)).toHaveLength(2);
+  });
+
+  it('a released job\'s next lock follows the release, which follows the chunks: one log, no gap, no repeat', async () => {
+    const created = await createQueuedJob();
+    const first = await lockJob(db, created.id, 'worker-a');
+    const stream = open(first, 'worker-a');
+    stream.preview({ type: 'text', field: 'feedback', delta: 'first try' });
+    await stream.close();
+    await releaseLock(db, created.id, { holder: 'worker-a', leaseVersion: first.leaseVersion }, {
+      actor: 'worker-a', errorCode: 'PROVIDER_TIMEOUT', publicMessage: 'timed out', retryAt: new Date(),
+    });
+    const second = await lockJob(db, created.id, 'worker-b');
+    const fresh = open(second, 'worker-b');
+    fresh.preview({ type: 'text', field: 'feedback', delta: 'second try' });
+    await fresh.close();
+
+    const log = await wholeLog(created.id);
+    expect(log.map((e) => [e.seq, e.type === 'status' ? e.status : e.type, e.attempt])).toEqual([
+      [1, 'queued', 0], [2, 'running', 1], [3, 'text', 1], [4, 'queued', 1], [5, 'running', 2], [6, 'text', 2],
+    ]);
+    expect(second.statusSeq).toBe(5);
   });
 
   it('stops appending when the job reaches a terminal state while it streams', async () => {
