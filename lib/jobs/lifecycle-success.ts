@@ -13,7 +13,7 @@
  */
 import type { AiJob, Prisma } from '../db/client.ts';
 import { newId } from '../db/ids.ts';
-import { insertRowsStatements, insertStatement, type SqlStatement, type SqlValue } from '../db/sql.ts';
+import { insertRowsStatements, insertStatement, type SqlExpression, type SqlStatement, type SqlValue } from '../db/sql.ts';
 import { PROXY_PIN_STATEMENT_BYTES, sentTextBytes } from '../db/large-statements.ts';
 import { atomicQuery, getSqlPool, runAtomically } from '../db/sql-pool.ts';
 import { buildJobTerminalEvent } from '../outbox/job-events.ts';
@@ -118,15 +118,36 @@ export async function claimSuccess(
 /** A claimed success's audit row and `ai.job.succeeded` event, for the caller to run in the same transaction. */
 export function successStatements(succeeded: AiJob, fence: LeaseFence, meta: TransitionMeta): SqlStatement[] {
   const at = succeeded.finishedAt ?? new Date();
-  return [
-    insertStatement('AiJobTransition', {
-      id: newId(), jobId: succeeded.id, fromStatus: 'running', toStatus: 'succeeded', actor: meta.actor.slice(0, 128),
-      reason: meta.reason?.slice(0, 255) ?? null, errorCode: null, leaseVersion: fence.leaseVersion,
-      seq: 0, attempt: succeeded.attemptCount, createdAt: at,
-    }, { seq: currentStatusSeq(succeeded.id) }),
-    outboxInsert(buildJobTerminalEvent(succeeded, at), at),
-  ];
+  return [successAudit(succeeded, fence, meta, currentStatusSeq(succeeded.id)), successEvent(succeeded)];
 }
+
+/** The success's audit row (its status entry), its `seq` given as an expression. */
+function successAudit(succeeded: AiJob, fence: LeaseFence, meta: TransitionMeta, seq: SqlExpression): SqlStatement {
+  return insertStatement('AiJobTransition', {
+    id: newId(), jobId: succeeded.id, fromStatus: 'running', toStatus: 'succeeded', actor: meta.actor.slice(0, 128),
+    reason: meta.reason?.slice(0, 255) ?? null, errorCode: null, leaseVersion: fence.leaseVersion,
+    seq: 0, attempt: succeeded.attemptCount, createdAt: succeeded.finishedAt ?? new Date(),
+  }, { seq });
+}
+
+/** The `ai.job.succeeded` event's outbox row. */
+function successEvent(succeeded: AiJob): SqlStatement {
+  const at = succeeded.finishedAt ?? new Date();
+  return outboxInsert(buildJobTerminalEvent(succeeded, at), at);
+}
+
+/**
+ * What only this claim can have written (succeeded, this lease version, this output hash, this finish time), as
+ * the condition of a scalar subquery on the job's row.
+ */
+function claimedWhere(job: AiJob, fence: LeaseFence, result: SuccessResult, now: Date): { sql: string; values: SqlValue[] } {
+  return {
+    sql: "id = ? AND lifecycleStatus = 'succeeded' AND leaseVersion = ? AND outputHash = ? AND finishedAt = ?",
+    values: [job.id, fence.leaseVersion, result.outputHash, now],
+  };
+}
+
+
 
 /**
  * The attempt's last batch of stream chunks, carried ahead of the claim (lib/stream/attempt-stream.ts
@@ -145,8 +166,11 @@ export interface SuccessScript {
   succeeded: AiJob;
   /** The write carried after the guard, if any. */
   carried?: CarriedWrite | undefined;
-  /** Where the guard is in `statements` (after the claim, and after the preceding write when there is one). */
-  guardIndex: number;
+  /**
+   * The claim's `seq`: known before the script runs (a claim carrying its attempt's last batch), or read back by
+   * the guard SELECT at this index of `statements`.
+   */
+  seq: { known: number } | { guardIndex: number };
 }
 
 /**
@@ -164,7 +188,9 @@ export interface SuccessScript {
  * `preceding` (the attempt's last batch of stream chunks, lib/stream/attempt-stream.ts `handOver`) goes before
  * the claim: it is fenced by the lease and by the `statusSeq` the claim moves, and the claim takes the `seq` after
  * its last chunk without reading the log (lib/jobs/stream-seq.ts); on a refusal it rolls back with everything else
- * (only preview is lost).
+ * (only preview is lost). With the claim's `seq` known so, the guard needs no statement of its own: the audit row
+ * goes right after the claim and reads its `seq` from the claimed row (with that `seq`), stopping the script with
+ * the same error 1242 when there is none.
  *
  * Undefined when the script's text would be over 16 KB, where RDS Proxy pins a session (a long quiz, say): the
  * caller then takes the transaction path, whose statements are each smaller; one still over 16 KB (a single long
@@ -178,23 +204,37 @@ export function successScript(
 ): SuccessScript | undefined {
   const now = result.now ?? new Date();
   const succeeded = succeededJob(job, result, now);
+  const claimed = claimedWhere(job, fence, result, now);
+  // The guard: a SELECT of its own that also reads the claim's `seq` back; or, when the claim's `seq` is known
+  // (the batch's last + 1), the audit row right after the claim, whose `seq` is read from the claimed row with that
+  // value and stops the script (the same error 1242) when there is no such row: one statement fewer.
+  const seq = preceding ? preceding.lastSeq + 1 : undefined;
+  const guard: SqlStatement[] = seq === undefined
+    ? [{
+      sql: `SELECT (SELECT 1 UNION ALL SELECT 1 FROM DUAL WHERE NOT EXISTS (SELECT 1 FROM \`AiJob\` WHERE ${claimed.sql})) AS claimed, (SELECT statusSeq FROM \`AiJob\` WHERE id = ?) AS statusSeq`,
+      values: [...claimed.values, job.id],
+    }]
+    : [successAudit(succeeded, fence, meta, {
+      // The second operand is evaluated only when the first is NULL; it names the row too, so it can stop the script
+      // only when the claim did not hold, however early a server evaluates it.
+      expression: `COALESCE((SELECT statusSeq FROM \`AiJob\` WHERE ${claimed.sql} AND statusSeq = ?),
+        (SELECT 1 UNION ALL SELECT 1 FROM DUAL WHERE NOT EXISTS (SELECT 1 FROM \`AiJob\` WHERE ${claimed.sql} AND statusSeq = ?)))`,
+      values: [...claimed.values, seq, ...claimed.values, seq],
+    })];
   const statements: SqlStatement[] = [
     ...(preceding ? [preceding.statement] : []),
     claimUpdate(job, fence, result, now, preceding?.lastSeq),
-    {
-      // Also reads the `seq` the claim took, for the status entry published after the commit.
-      sql: "SELECT (SELECT 1 UNION ALL SELECT 1 FROM DUAL WHERE NOT EXISTS (SELECT 1 FROM `AiJob` WHERE id = ? AND lifecycleStatus = 'succeeded' AND leaseVersion = ? AND outputHash = ? AND finishedAt = ?)) AS claimed, (SELECT statusSeq FROM `AiJob` WHERE id = ?) AS statusSeq",
-      values: [job.id, fence.leaseVersion, result.outputHash, now, job.id],
-    },
+    ...guard,
     ...(carried ? [carried.statement] : []),
     ...rowsByTable(projection.rows),
     ...insertRowsStatements('AiJobArtifact', projection.refs.map((r) => ({
       id: newId(), jobId: job.id, artifactType: r.artifactType, artifactId: r.artifactId, ordinal: r.ordinal, createdAt: now,
     }))),
-    ...successStatements(succeeded, fence, meta),
+    ...(seq === undefined ? successStatements(succeeded, fence, meta) : [successEvent(succeeded)]),
   ];
   const { sql, values } = atomicQuery(statements);
-  return sentTextBytes(sql, values) > PROXY_PIN_STATEMENT_BYTES ? undefined : { statements, succeeded, carried, guardIndex: preceding ? 2 : 1 };
+  if (sentTextBytes(sql, values) > PROXY_PIN_STATEMENT_BYTES) return undefined;
+  return { statements, succeeded, carried, seq: seq === undefined ? { guardIndex: preceding ? 2 : 1 } : { known: seq } };
 }
 
 /** A projector's rows as INSERTs, consecutive rows of one table in one statement (in their order). */
@@ -233,8 +273,8 @@ export async function runSuccessScript(
     return explainRefusedSuccess(job.id, fence, current);
   }
   carried?.markWritten();
-  const [guard] = results[script.guardIndex] as { statusSeq: number }[];
-  const succeeded = { ...script.succeeded, statusSeq: Number(guard?.statusSeq) };
+  const statusSeq = 'known' in script.seq ? script.seq.known : Number((results[script.seq.guardIndex] as { statusSeq: number }[])[0]?.statusSeq);
+  const succeeded = { ...script.succeeded, statusSeq };
   afterCommit?.();
   publishStatus(succeeded);
   return succeeded;

@@ -9,7 +9,7 @@ import { getPrisma, type AiJob } from '../../lib/db/client.ts';
 import { getSqlPool, type SqlRunner } from '../../lib/db/sql-pool.ts';
 import { lockJob, releaseLock } from '../../lib/jobs/lifecycle-repository.ts';
 import { runSuccessScript, successScript } from '../../lib/jobs/lifecycle-success.ts';
-import { CancelRequestedError } from '../../lib/jobs/lifecycle-errors.ts';
+import { CancelRequestedError, LeaseLostError } from '../../lib/jobs/lifecycle-errors.ts';
 import { LeaseHeldError } from '../../lib/jobs/lifecycle-errors.ts';
 import { APPEND_INTERVAL_MS, createAttemptStreams, type AttemptStreamOptions } from '../../lib/stream/attempt-appender.ts';
 import { registerStreamPublisher } from '../../lib/stream/publisher-registry.ts';
@@ -125,8 +125,13 @@ describe('handing the last batch to the projection', () => {
     const claim = script.statements[1]!.sql;
     expect(claim).toMatch(/^UPDATE `AiJob` SET /);
     expect(claim).not.toContain('AiJobStreamChunk');
-    // Without a handed-over batch the claim reads the job's last chunk on the server.
-    expect(successScript(job, fence, { outputHash: 'h1' }, noRows, meta)!.statements[0]!.sql).toContain('MAX(c.seq)');
+    // No guard SELECT of its own: the audit row, right after the claim, guards (and takes the known seq).
+    expect(script.statements.map((st) => st.sql.trimStart().split(' ')[0])).toEqual(['INSERT', 'UPDATE', 'INSERT', 'INSERT']);
+    expect(script.statements[2]!.sql).toContain('INSERT INTO `AiJobTransition`');
+    // Without a handed-over batch the claim reads the job's last chunk on the server, and a SELECT guards.
+    const plain = successScript(job, fence, { outputHash: 'h1' }, noRows, meta)!;
+    expect(plain.statements[0]!.sql).toContain('MAX(c.seq)');
+    expect(plain.statements[1]!.sql).toMatch(/^SELECT /);
 
     const succeeded = await runSuccessScript(job, fence, script, final.committed);
     expect(succeeded).toMatchObject({ lifecycleStatus: 'succeeded', statusSeq: final.lastSeq + 1 });
@@ -147,6 +152,37 @@ describe('handing the last batch to the projection', () => {
     await expect(runSuccessScript(job, fence, script, final.committed)).rejects.toBeInstanceOf(CancelRequestedError);
     expect(await chunkRows(job.id)).toEqual([]);
     expect(recorder.entries(job.id).map((e) => e.type)).toEqual(['status', 'status']);
+  });
+
+  it('refuses a claim carrying its batch once a newer lease took the job: nothing written, the lease named as lost', async () => {
+    const created = await createQueuedJob();
+    const job = await lockJob(db, created.id, 'worker-a');
+    const fence = { holder: 'worker-a', leaseVersion: job.leaseVersion };
+    const stream = open(job, 'worker-a');
+    stream.preview({ type: 'text', field: 'feedback', delta: 'too late' });
+    const final = (await stream.handOver!())!;
+    await db.aiJob.update({ where: { id: job.id }, data: { lockUntil: new Date(Date.now() - 1_000) } });
+    await lockJob(db, job.id, 'worker-b');
+    const script = successScript(job, fence, { outputHash: 'h1' }, noRows, meta, undefined, final)!;
+    await expect(runSuccessScript(job, fence, script, final.committed)).rejects.toBeInstanceOf(LeaseLostError);
+    expect(await chunkRows(job.id)).toEqual([]);
+    const log = await wholeLog(job.id);
+    expect(log.map((e) => [e.seq, e.type === 'status' ? e.status : e.type, e.attempt])).toEqual([[1, 'queued', 0], [2, 'running', 1], [3, 'running', 2]]);
+  });
+
+  it('refuses a claim carrying its batch on a job that already succeeded with this output: already_succeeded, nothing written', async () => {
+    const job = await lockJob(db, (await createQueuedJob()).id, 'worker-a');
+    const fence = { holder: 'worker-a', leaseVersion: job.leaseVersion };
+    const first = open(job, 'worker-a');
+    first.preview({ type: 'text', field: 'feedback', delta: 'once' });
+    const firstFinal = (await first.handOver!())!;
+    await runSuccessScript(job, fence, successScript(job, fence, { outputHash: 'h1' }, noRows, meta, undefined, firstFinal)!, firstFinal.committed);
+    const again = open(job, 'worker-a');
+    again.preview({ type: 'text', field: 'feedback', delta: 'twice' });
+    const secondFinal = (await again.handOver!())!;
+    const script = successScript(job, fence, { outputHash: 'h1' }, noRows, meta, undefined, secondFinal)!;
+    expect(await runSuccessScript(job, fence, script, secondFinal.committed)).toEqual({ kind: 'already_succeeded', outputHash: 'h1' });
+    expect((await wholeLog(job.id)).map((e) => e.seq)).toEqual([1, 2, 3, 4]);
   });
 
   it('appends the batch on its own when the projection cannot carry it, and first what would not fit in one batch', async () => {
