@@ -93,8 +93,10 @@ function toSnapshot(raw: Record<string, unknown>): AiJobSnapshot {
 function lockStatements(jobId: string, holder: string, now: Date, lockUntil: Date, takeover: boolean): SqlStatement[] {
   const ours = "id = ? AND lifecycleStatus = 'running' AND lockedBy = ? AND lockedAt = ? AND lockUntil = ?";
   const oursValues = [jobId, holder, now, lockUntil];
+  // The takeover also takes an unheld job, with the general `seq`: a job released between the two scripts (the
+  // reaper's release of the expired lease) is locked, not refused.
   const lockable = takeover
-    ? { where: "lifecycleStatus = 'running' AND lockedBy IS NOT NULL AND lockUntil < ?", values: [now], seq: NEXT_STATUS_SEQ }
+    ? { where: "(lifecycleStatus = 'queued' OR (lifecycleStatus = 'running' AND (lockedBy IS NULL OR lockUntil < ?)))", values: [now], seq: NEXT_STATUS_SEQ }
     : { where: "(lifecycleStatus = 'queued' OR (lifecycleStatus = 'running' AND lockedBy IS NULL))", values: [], seq: UNHELD_NEXT_STATUS_SEQ };
   return [
     {
