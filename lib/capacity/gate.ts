@@ -103,7 +103,7 @@ export class SqlCapacityGate implements CapacityGate {
       holdId: newId(), holdKey, job, route, costUsd, defaults: this.o.caps,
       capacity: platform ? { limits, tokens } : null, spend: costUsd === ZERO_USD ? 'none' : platform ? 'platform' : 'own',
       holdMs: job.timeoutMs + (this.o.holdMarginMs ?? HOLD_MARGIN_MS), waitGraceMs: this.o.waitGraceMs ?? WAIT_GRACE_MS,
-      clock: this.#clock,
+      firstLease: job.leaseVersion === 1, clock: this.#clock,
     }, this.#pool());
     if (reservation.kind === 'refused') return { kind: 'refused', refusal: { ...reservation.refusal, tokens } };
     return { kind: 'admitted', request: { ...request, maxTokens }, hold: this.#held(holdKey, route, tokens, platform, costUsd !== ZERO_USD) };

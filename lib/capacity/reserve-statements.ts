@@ -4,7 +4,8 @@
  * rows decide — the hold becomes `held` and every counter moves, or nothing does.
  *
  * Lock order (no deadlock between reservations, settlements and sweeps, which lock in the same order):
- *   the model's ProviderLimit row → waiting jobs (CapacityWait) → the minute window → spend counters in primary-
+ *   the model's ProviderLimit row → waiting jobs (CapacityWait; the job's own row not at all on its first lease,
+ *   when it has none) → the minute window → spend counters in primary-
  *   key order (SPEND_SCOPES) → the user's share of the minute window (which only reservations of the model lock,
  *   each holding the model's row first). A hold row is locked only by its own reservation, settlement or sweep.
  * The ProviderLimit upsert comes first for that reason, and because it is where the configuration reaches the
@@ -42,6 +43,11 @@ export interface HoldRequest {
   holdMs: number;
   /** How long after its due time a waiting job still has slots kept for it. */
   waitGraceMs: number;
+  /**
+   * The job holds its first lease (`leaseVersion` 1): it was never parked, so it has no waiting row (only a park,
+   * fenced by a lease, writes one) and the reservation neither locks nor admits one. Absent or false: it may have.
+   */
+  firstLease?: boolean;
   clock: DbClock;
 }
 
@@ -61,7 +67,7 @@ export function reservationStatements(r: HoldRequest): SqlStatement[] {
   return [
     ...(r.capacity ? [limitUpsert(r.route, r.capacity.limits)] : []),
     holdInsert(r),
-    { sql: 'UPDATE `CapacityWait` SET waits = waits WHERE jobId = ?', values: [r.job.id] },
+    ...(r.firstLease ? [] : [{ sql: 'UPDATE `CapacityWait` SET waits = waits WHERE jobId = ?', values: [r.job.id] }]),
     ...(r.capacity ? [windowUpsert(r.holdKey)] : []),
     ...(r.spend !== 'none' ? [counterUpsert(r.holdKey)] : []),
     guardedUpdate(r),
@@ -70,8 +76,8 @@ export function reservationStatements(r: HoldRequest): SqlStatement[] {
 }
 
 /** Index of the guarded UPDATE in {@link reservationStatements}: its affected rows say whether the hold was taken. */
-export function guardIndex(r: Pick<HoldRequest, 'capacity' | 'spend'>): number {
-  return (r.capacity ? 4 : 2) + (r.spend !== 'none' ? 1 : 0);
+export function guardIndex(r: Pick<HoldRequest, 'capacity' | 'spend' | 'firstLease'>): number {
+  return (r.capacity ? 4 : 2) + (r.spend !== 'none' ? 1 : 0) - (r.firstLease ? 1 : 0);
 }
 
 /** Creates the model's row from the configuration, or follows it (unless an admin set the limits); locks it. */
@@ -197,7 +203,7 @@ export function admittedSql(l: string, column: 'rpm' | 'tpm', nowSql: string): s
 /** The one guarded UPDATE: the hold becomes `held` and every counter moves only if every limit and cap allows. */
 function guardedUpdate(r: HoldRequest): SqlStatement {
   const joins: string[] = [];
-  const sets: string[] = ["h.state = 'held'", "ow.reason = 'admitted'"];
+  const sets: string[] = ["h.state = 'held'", ...(r.firstLease ? [] : ["ow.reason = 'admitted'"])];
   const guards: string[] = ['h.holdKey = ?', "h.state = 'pending'"];
   const values: SqlValue[] = [];
   if (r.capacity) {
@@ -225,7 +231,7 @@ function guardedUpdate(r: HoldRequest): SqlStatement {
   values.push(r.holdKey, ...capValues);
   return {
     sql: `UPDATE ${HOLD} h ${joins.join('\n')}
-          LEFT JOIN \`CapacityWait\` ow ON ow.jobId = h.jobId
+          ${r.firstLease ? '' : 'LEFT JOIN `CapacityWait` ow ON ow.jobId = h.jobId'}
           SET ${sets.join(', ')}
           WHERE ${guards.join('\n AND ')}`,
     values,

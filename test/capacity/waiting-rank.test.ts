@@ -1,16 +1,18 @@
 /**
  * Priority and fairness when capacity is short, proven at the repository with the database's clock pinned (no
  * timing): waiting jobs are ranked (priority first, then the user with fewer calls admitted in the window), and
- * a reservation only takes a slot if the window keeps enough for every due waiting job ranked before it.
+ * a reservation only takes a slot if the window keeps enough for every due waiting job ranked before it; a job's own
+ * waiting row is admitted with its hold, and a first lease has none to look for.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { SqlPool } from '../../lib/db/sql-pool.ts';
 import { reserve, type Reservation } from '../../lib/capacity/reserve.ts';
+import { reservationStatements } from '../../lib/capacity/reserve-statements.ts';
 import { parkForCapacity } from '../../lib/jobs/lifecycle-wait.ts';
 import { markCancelled } from '../../lib/jobs/lifecycle-repository.ts';
 import { getPrisma } from '../../lib/db/client.ts';
 import type { DbClock } from '../../lib/capacity/db-clock.ts';
-import { fixedClock, holdRequest, racingPool } from '../helpers/capacity.ts';
+import { fixedClock, holdRequest, racingPool, rowOf } from '../helpers/capacity.ts';
 import { insertJob, TEST_HOLDER } from '../helpers/factories.ts';
 
 let pool: SqlPool;
@@ -97,5 +99,27 @@ describe('fairness', () => {
     const results = [];
     for (const job of waiters) results.push(await attempt(job, 60, at(60)));
     expect(results.filter((r) => r.kind === 'held')).toHaveLength(60);
+  });
+});
+
+describe('the job\'s own waiting row', () => {
+  it('is admitted with the reservation that takes the hold, and no longer ranks before the others', async () => {
+    const job = await waiting('u-own', 50, 30, 60);
+    const before = await rowOf('CapacityWait', 'jobId = ?', [job.id]);
+    expect(before).toMatchObject({ reason: 'provider_capacity' });
+    // Its next lease (2) reserves: the row is locked and admitted in the same transaction.
+    expect((await attempt(job, 10, at(61))).kind).toBe('held');
+    expect(await rowOf('CapacityWait', 'jobId = ?', [job.id])).toMatchObject({ reason: 'admitted' });
+  });
+
+  it('is not looked for on a first lease, which has none (only a park, under a lease, writes one)', async () => {
+    const first = holdRequest({ clock: at(1), firstLease: true });
+    const again = holdRequest({ clock: at(1), firstLease: false });
+    const waitStatements = (r: typeof first) => reservationStatements(r).filter((s) => /UPDATE `CapacityWait`|JOIN `CapacityWait` ow/.test(s.sql));
+    expect(waitStatements(first)).toEqual([]);
+    expect(waitStatements(again)).toHaveLength(2); // its lock, and the guarded UPDATE's admission of it
+    expect(reservationStatements(first)).toHaveLength(reservationStatements(again).length - 1);
+    expect(await reserve(first, pool)).toEqual({ kind: 'held', holdKey: first.holdKey });
+    expect(await rowOf('CapacityHold', 'holdKey = ?', [first.holdKey])).toMatchObject({ state: 'held' });
   });
 });
