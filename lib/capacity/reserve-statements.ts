@@ -5,9 +5,9 @@
  *
  * Lock order (no deadlock between reservations, settlements and sweeps, which lock in the same order):
  *   the model's ProviderLimit row → waiting jobs (CapacityWait; the job's own row not at all on its first lease,
- *   when it has none) → the minute window → spend counters in primary-
- *   key order (SPEND_SCOPES) → the user's share of the minute window (which only reservations of the model lock,
- *   each holding the model's row first). A hold row is locked only by its own reservation, settlement or sweep.
+ *   when it has none) → the minute window → spend counters in primary-key order (SPEND_SCOPES) → the user's
+ *   share of the minute window (which only reservations of the model lock, each holding the model's row first).
+ *   A hold row is locked only by its own reservation, settlement or sweep.
  * The ProviderLimit upsert comes first for that reason, and because it is where the configuration reaches the
  * database: a row with `source = 'config'` takes the configured limits, an admin's row keeps its own.
  *

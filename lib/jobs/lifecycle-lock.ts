@@ -77,10 +77,10 @@ function toSnapshot(raw: Record<string, unknown>): AiJobSnapshot {
 }
 
 /**
- * The compare-and-set of a queued or released job, or with `takeover` of an expired lease (which also takes the
- * `running` status entry's `seq`, reading the expired holder's chunks only on a takeover: ./stream-seq.ts), the audit row
- * (only when the update matched; running → queued being illegal, attempt 1 is exactly the queued → running
- * edge), and the locked row with the job's snapshot (one joined read), in one script.
+ * The compare-and-set of a job with no holder, or with `takeover` of any lockable job, an expired lease included
+ * (it takes the `running` status entry's `seq`, reading the log's chunks only on a takeover: ./stream-seq.ts), the
+ * audit row (only when the update matched; running → queued being illegal, attempt 1 is exactly the queued →
+ * running edge), and the row read back with the job's snapshot (one joined read), in one script.
  *
  * Whether the update matched is read back from the row itself, not from session state (no `@variable`, no
  * `ROW_COUNT()`: RDS Proxy pins a session that sets a user variable, see docs/deploy.md): the audit insert and

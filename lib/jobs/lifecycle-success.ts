@@ -117,7 +117,6 @@ export async function claimSuccess(
 
 /** A claimed success's audit row and `ai.job.succeeded` event, for the caller to run in the same transaction. */
 export function successStatements(succeeded: AiJob, fence: LeaseFence, meta: TransitionMeta): SqlStatement[] {
-  const at = succeeded.finishedAt ?? new Date();
   return [successAudit(succeeded, fence, meta, currentStatusSeq(succeeded.id)), successEvent(succeeded)];
 }
 
@@ -146,8 +145,6 @@ function claimedWhere(job: AiJob, fence: LeaseFence, result: SuccessResult, now:
     values: [job.id, fence.leaseVersion, result.outputHash, now],
   };
 }
-
-
 
 /**
  * The attempt's last batch of stream chunks, carried ahead of the claim (lib/stream/attempt-stream.ts
