@@ -165,7 +165,7 @@ export interface SuccessScript {
   carried?: CarriedWrite | undefined;
   /**
    * The claim's `seq`: known before the script runs (a claim carrying its attempt's last batch), or read back by
-   * the guard SELECT at this index of `statements`.
+   * the guard SELECT at this index of `statements` (right after the claim, which then comes first).
    */
   seq: { known: number } | { guardIndex: number };
 }
@@ -231,7 +231,7 @@ export function successScript(
   ];
   const { sql, values } = atomicQuery(statements);
   if (sentTextBytes(sql, values) > PROXY_PIN_STATEMENT_BYTES) return undefined;
-  return { statements, succeeded, carried, seq: seq === undefined ? { guardIndex: preceding ? 2 : 1 } : { known: seq } };
+  return { statements, succeeded, carried, seq: seq === undefined ? { guardIndex: 1 } : { known: seq } };
 }
 
 /** A projector's rows as INSERTs, consecutive rows of one table in one statement (in their order). */
