@@ -66,8 +66,8 @@ function everyRoute(jobId: string): { action: string; call: Promise<ApiResponse>
  * Kills every other connection to this worker's database until `stop()`; counts the kills. Only connections seen
  * running an application statement (not a `SET`) are ever killed: a connection the mariadb driver is still
  * initialising (its `SET time_zone`, and the idle gap before it, which a slow host can stretch past any
- * threshold) raises an unhandled rejection of the driver's own when killed (ER_WRONG_IANA_TIMEZONE) — a driver
- * defect outside any request, reported, not tested here.
+ * threshold) only makes the pool open another, so killing it would test nothing here; a connection lost there is
+ * test/db/driver-init-drop.test.ts's case.
  */
 function startKiller(): { stop: () => Promise<number> } {
   let running = true;
