@@ -16,6 +16,9 @@
  *   checks) called in the runtime's process — no HTTP, JWT, limits or credential lookup — the few users.
  * - `graphile-worker` (PostgreSQL 127.0.0.1:5432, database aijobs_bench_peers, created and dropped here):
  *   business row + add_job in one transaction; the task writes its result rows in the same database.
+ * - `graphile-worker-kept` (database aijobs_bench_peers_kept on the same server): graphile-worker whose enqueue and
+ *   task write, transaction for transaction, the rows ours writes for its guarantees (bench/peers/graphile-kept-peer.ts):
+ *   what the database costs per job once a peer keeps them. BENCH_KEPT=0 skips it.
  * - `bullmq` (Redis 127.0.0.1:6379, own queue and prefix, obliterated after): queue.add; the worker writes its
  *   result rows to the same PostgreSQL database. Peers run in this process (enqueue is a library call).
  * A peer whose server refuses connections is skipped (printed). Peer workers: BENCH_PEER_CONCURRENCY (10).
@@ -24,7 +27,7 @@
  * compilation or first connections. Each run is unpaced (clients submit as fast as each submission returns)
  * or paced at BENCH_SHARE (0.8) of the same system's throughput (jobs/s) in its unpaced run just before (in the
  * same round; job i offered at start + i / rate). A round, BENCH_ROUNDS times (5): ours-http unpaced, graphile-worker unpaced, ours-http-few
- * unpaced, ours-http paced, graphile-worker paced, then the round's statement window (below); the runs a ratio
+ * unpaced, ours-http paced, graphile-worker paced, graphile-worker-kept unpaced, then the round's statement window (below); the runs a ratio
  * divides sit back to back, as the machine's load drifts between runs. After the rounds: the BENCH_SWEEP runs,
  * ours-inproc unpaced and paced, BullMQ unpaced and paced.
  *
@@ -73,6 +76,9 @@
  * - cpu_ratio: ours-http's CPU per job without the emulators' ÷ graphile-worker's total, unpaced;
  * - db_cpu_ratio: MariaDB's CPU per job in ours-http unpaced ÷ PostgreSQL's in graphile-worker unpaced;
  * - write_tx_per_job: committed transactions with a write per job, the rounds' statement windows.
+ * Before them, when graphile-worker-kept ran: db_cpu_ratio_kept (MariaDB's CPU per job in ours-http unpaced ÷
+ * PostgreSQL's in graphile-worker-kept unpaced) and cpu_ratio_kept (as cpu_ratio, against the kept peer's total),
+ * after a `kept_detail` line.
  */
 import { mkdir } from 'node:fs/promises';
 import { join } from 'node:path';
@@ -88,6 +94,7 @@ import { dropPostgresDatabase, onPostgresServer, peerTablesSql } from './peers/p
 import type { PeerSystem } from './peers/peer-system.ts';
 import type { UserGroup } from './peers/ours-host.ts';
 import { startGraphilePeer } from './peers/graphile-peer.ts';
+import { startGraphileKeptPeer } from './peers/graphile-kept-peer.ts';
 import { startBullmqPeer } from './peers/bullmq-peer.ts';
 import { oursRun, peerRun, warmPeer, type OursSubmission, type RunContext } from './peers/runs.ts';
 import { formatPaths, pathTotals, statementWindow } from './peers/statement-window.ts';
@@ -109,6 +116,7 @@ const sweepFractions = sweepFromEnv();
 const workload = workloadFromEnv();
 const DB = 'aijobs_bench_peers';
 const LOG_DB = 'aijobs_bench_peers_log';
+const KEPT_DB = 'aijobs_bench_peers_kept';
 const pgBase = (env.BENCH_PG_URL ?? 'postgres://postgres@127.0.0.1:5432').replace(/\/+$/, '');
 const [redisHost = '127.0.0.1', redisPort = '6379'] = (env.BENCH_REDIS ?? '127.0.0.1:6379').split(':');
 const report = (line: string) => console.log(line);
@@ -132,6 +140,7 @@ const host = await startOursHost(withDatabase(serverUrl, DB), inRuntime ? { ...(
 const pgUrl = `${pgBase}/${DB}`;
 let ctx: RunContext = { admin, database: DB, mariadbPids: await mariadbServerPids(admin), emulatorsPid: emulators.pid, report };
 let graphile: PeerSystem | undefined;
+let kept: { system: PeerSystem; ctx: RunContext } | undefined;
 if (await portOpen(new URL(pgBase).hostname, Number(new URL(pgBase).port || 5432))) {
   await dropPostgresDatabase(pg.Client, pgBase, DB);
   await onPostgresServer(pg.Client, pgBase, `CREATE DATABASE ${DB}`);
@@ -140,7 +149,18 @@ if (await portOpen(new URL(pgBase).hostname, Number(new URL(pgBase).port || 5432
   await pool.query(peerTablesSql(workload));
   graphile = await startGraphilePeer({ databaseUrl: pgUrl, mockAiUrl: endpoints.mockAiUrl, workload, concurrency: peerConcurrency, clients });
   // After graphile-worker installed its schema: the baseline of the database's row counts (waits ~11 s).
-  ctx = { ...ctx, pg: { pool, database: DB, serverPids: await postgresServerPids(pool), writes: await postgresWrites(pool, DB) } };
+  const serverPids = await postgresServerPids(pool);
+  ctx = { ...ctx, pg: { pool, database: DB, serverPids, writes: await postgresWrites(pool, DB) } };
+  if (env.BENCH_KEPT !== '0') {
+    // A database of its own: graphile-worker's NOTIFY channel is per database, so the two runners never wake each other.
+    await dropPostgresDatabase(pg.Client, pgBase, KEPT_DB);
+    await onPostgresServer(pg.Client, pgBase, `CREATE DATABASE ${KEPT_DB}`);
+    const keptPool = new pg.Pool({ connectionString: `${pgBase}/${KEPT_DB}`, max: 2 });
+    keptPool.on('error', (err) => console.error(`kept peer results pool: ${err.message}`));
+    await keptPool.query(peerTablesSql(workload));
+    const system = await startGraphileKeptPeer({ databaseUrl: `${pgBase}/${KEPT_DB}`, mockAiUrl: endpoints.mockAiUrl, workload, concurrency: peerConcurrency, clients });
+    kept = { system, ctx: { ...ctx, pg: { pool: keptPool, database: KEPT_DB, serverPids, writes: await postgresWrites(keptPool, KEPT_DB) } } };
+  }
 } else report(`graphile-worker and bullmq: skipped (PostgreSQL at ${pgBase} refused the connection)`);
 
 // ---- the ways in ------------------------------------------------------------------------------------------
@@ -182,6 +202,7 @@ const figures: RunFigures[] = [];
 const roundFigures: RoundFigures[] = [];
 await warmOurs();
 if (graphile) await warmPeer(ctx, graphile, workload, warmupJobs, clients);
+if (kept) await warmPeer(kept.ctx, kept.system, workload, warmupJobs, clients);
 for (let r = 1; r <= rounds; r += 1) {
   const profile = env.BENCH_CPU_PROF && r === 1 ? env.BENCH_CPU_PROF : undefined;
   const oneUserSubmit = await http(unpaced, `hu-r${r}`);
@@ -196,14 +217,15 @@ for (let r = 1; r <= rounds; r += 1) {
   const few = await oursRun(ctx, host, 'ours-http-few', 'unpaced', unpaced, await http(unpaced, `hf-r${r}`, fewUsers));
   const oursShare = await oursRun(ctx, host, 'ours-http', 'paced', paced(oneUser), await http(paced(oneUser), `hs-r${r}`));
   const graphileShare = graphile && graphileUnpaced ? await peerRun(ctx, graphile, workload, 'paced', paced(graphileUnpaced), `gs-r${r}`, peerUsers) : undefined;
-  figures.push(...[oneUser, graphileUnpaced, few, oursShare, graphileShare].filter((f): f is RunFigures => f !== undefined));
+  const graphileKept = kept ? await peerRun(kept.ctx, kept.system, workload, 'unpaced', unpaced, `gk-r${r}`, peerUsers) : undefined;
+  figures.push(...[oneUser, graphileUnpaced, few, oursShare, graphileShare, graphileKept].filter((f): f is RunFigures => f !== undefined));
   let writeTxPerJob: number | undefined;
   if (logJobs > 0) {
     const w = await window('http', `lh-r${r}`);
     if (r === 1) formatPaths(`ours-http (one user per job, round ${r})`, w).forEach(report);
     writeTxPerJob = w.complete ? pathTotals(w).writeTransactions / w.jobs : NaN;
   }
-  roundFigures.push({ oneUser, fewUsers: few, oursShare, graphile: graphileUnpaced, graphileShare, writeTxPerJob });
+  roundFigures.push({ oneUser, fewUsers: few, oursShare, graphile: graphileUnpaced, graphileShare, graphileKept, writeTxPerJob });
 }
 
 // ---- after the rounds: the sweep, ours in process, BullMQ, the in-process statement window ----------------
@@ -221,6 +243,7 @@ for (const [k, fraction] of sweepFractions.entries()) {
     + ` ours_sent_p50_ms=${p50(ours.toSentMs)} graphile_rate=${peerRate.toFixed(1)} graphile_start_p50_ms=${p50(peer?.toStartMs)}`);
 }
 await graphile?.stop();
+await kept?.system.stop();
 const inprocUnpaced = await oursRun(ctx, host, 'ours-inproc', 'unpaced', unpaced, inproc(unpaced, 'iu'));
 figures.push(inprocUnpaced, await oursRun(ctx, host, 'ours-inproc', 'paced', paced(inprocUnpaced), inproc(paced(inprocUnpaced), 'ip')));
 await host.stop();
@@ -238,6 +261,10 @@ if (logJobs > 0) formatPaths('ours-inproc', await window('inproc', 'li')).forEac
 if (ctx.pg) {
   await ctx.pg.pool.end();
   await dropPostgresDatabase(pg.Client, pgBase, DB);
+}
+if (kept?.ctx.pg) {
+  await kept.ctx.pg.pool.end();
+  await dropPostgresDatabase(pg.Client, pgBase, KEPT_DB);
 }
 await emulators.stop();
 for (const db of [DB, LOG_DB]) await admin.query(`DROP DATABASE IF EXISTS ${db}`);

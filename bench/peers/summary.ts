@@ -1,7 +1,8 @@
 /**
  * The peers bench's closing lines: a summary row per run, the detail lines behind each ratio, each ratio's value
  * per round on one `rounds=` line, then each ratio as the median of its rounds with its range, in a fixed order
- * (see {@link HEADLINES}). Medians are nearest-rank (./load.ts `percentile`): with an even number of rounds,
+ * (see {@link HEADLINES}), after the two ratios to graphile-worker made to keep our guarantees ({@link KEPT_HEADLINES},
+ * ./graphile-kept-peer.ts) when it ran. Medians are nearest-rank (./load.ts `percentile`): with an even number of rounds,
  * the upper of the two middle values.
  */
 import { formatCpu, formatIo } from './cpu.ts';
@@ -18,6 +19,8 @@ export interface RoundFigures {
   graphile?: RunFigures | undefined;
   /** graphile-worker paced at the share of its own unpaced throughput. */
   graphileShare?: RunFigures | undefined;
+  /** graphile-worker writing what ours writes (./graphile-kept-peer.ts), unpaced. */
+  graphileKept?: RunFigures | undefined;
   /** Write transactions per job of the round's statement window (one user per job, over HTTP). */
   writeTxPerJob?: number | undefined;
 }
@@ -25,6 +28,12 @@ export interface RoundFigures {
 /** The closing lines' names, in the order printed. */
 export const HEADLINES = ['peer_ratio', 'peer_ratio_few_users', 'share_handoff_ratio', 'share_submit_ratio', 'cpu_ratio', 'db_cpu_ratio', 'write_tx_per_job'] as const;
 type Headline = (typeof HEADLINES)[number];
+/**
+ * Ours against graphile-worker-kept, unpaced: MariaDB's CPU per job ÷ PostgreSQL's, and ours' CPU without the
+ * emulators ÷ the kept peer's total. Printed before {@link HEADLINES}, and only when that peer ran.
+ */
+export const KEPT_HEADLINES = ['db_cpu_ratio_kept', 'cpu_ratio_kept'] as const;
+type KeptHeadline = (typeof KEPT_HEADLINES)[number];
 
 const total = (o?: Record<string, number>) => (o ? Object.values(o).reduce((a, b) => a + b, 0) : NaN);
 const p50 = (v?: number[]) => (v ? percentile(v, 50) : NaN);
@@ -45,6 +54,15 @@ export function roundHeadlines(r: RoundFigures): Record<Headline, number> {
     cpu_ratio: g ? oursWithoutEmulators(r.oneUser) / total(g.cpuPerJob) : NaN,
     db_cpu_ratio: g ? (r.oneUser.cpuPerJob?.mariadb ?? NaN) / (g.cpuPerJob?.postgres ?? NaN) : NaN,
     write_tx_per_job: r.writeTxPerJob ?? NaN,
+  };
+}
+
+/** One round's ratios to graphile-worker-kept (NaN when it did not run). */
+export function keptHeadlines(r: RoundFigures): Record<KeptHeadline, number> {
+  const k = r.graphileKept;
+  return {
+    db_cpu_ratio_kept: k ? (r.oneUser.cpuPerJob?.mariadb ?? NaN) / (k.cpuPerJob?.postgres ?? NaN) : NaN,
+    cpu_ratio_kept: k ? oursWithoutEmulators(r.oneUser) / total(k.cpuPerJob) : NaN,
   };
 }
 
@@ -94,10 +112,21 @@ export function closingLines(rounds: RoundFigures[], share: number): string[] {
     lines.push(`db_detail per job, medians of the rounds, unpaced: ours-http (one user per job) ${medianDb(withPeer.map((r) => r.oneUser), (f) => f.cpuPerJob?.mariadb ?? NaN)};`
       + ` graphile-worker ${medianDb(withPeer.map((r) => r.graphile!), (f) => f.cpuPerJob?.postgres ?? NaN)} (server-wide counters; see each run's db_per_job line)`);
   }
-  lines.push(`rounds=${rounds.length} ${HEADLINES.map((h) => `${h}_by_round=${list(values.map((v) => v[h]))}`).join(' ')}`);
-  for (const h of HEADLINES) {
-    const finite = values.map((v) => v[h]).filter((v) => Number.isFinite(v));
-    lines.push(finite.length > 0 ? `${h}=${fixed(median(finite))} range=${fixed(Math.min(...finite))}..${fixed(Math.max(...finite))}` : `${h}=n/a`);
+  const withKept = rounds.filter((r) => r.graphileKept);
+  if (withKept.length > 0) {
+    lines.push(`kept_detail per job, medians of the rounds, unpaced: graphile-worker-kept jobs/s=${fixed(median(withKept.map((r) => r.graphileKept!.jobsPerSecond)), 1)}`
+      + ` cpu total=${fixed(median(withKept.map((r) => total(r.graphileKept!.cpuPerJob))))} [${medianGroups(withKept.map((r) => r.graphileKept!))}];`
+      + ` ${medianDb(withKept.map((r) => r.graphileKept!), (f) => f.cpuPerJob?.postgres ?? NaN)}`);
   }
+  const kept = rounds.map(keptHeadlines);
+  const keptNames = withKept.length > 0 ? KEPT_HEADLINES : [];
+  lines.push(`rounds=${rounds.length} ${HEADLINES.map((h) => `${h}_by_round=${list(values.map((v) => v[h]))}`).join(' ')}`
+    + keptNames.map((h) => ` ${h}_by_round=${list(kept.map((v) => v[h]))}`).join(''));
+  const headline = (h: string, all: number[]) => {
+    const finite = all.filter((v) => Number.isFinite(v));
+    return finite.length > 0 ? `${h}=${fixed(median(finite))} range=${fixed(Math.min(...finite))}..${fixed(Math.max(...finite))}` : `${h}=n/a`;
+  };
+  for (const h of keptNames) lines.push(headline(h, kept.map((v) => v[h])));
+  for (const h of HEADLINES) lines.push(headline(h, values.map((v) => v[h])));
   return lines;
 }

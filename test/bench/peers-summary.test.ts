@@ -4,7 +4,7 @@
  */
 import { describe, expect, it } from 'vitest';
 import type { RunFigures } from '../../bench/peers/load.ts';
-import { closingLines, HEADLINES, roundHeadlines, type RoundFigures } from '../../bench/peers/summary.ts';
+import { closingLines, HEADLINES, KEPT_HEADLINES, keptHeadlines, roundHeadlines, type RoundFigures } from '../../bench/peers/summary.ts';
 
 function run(o: Partial<RunFigures> & Pick<RunFigures, 'system'>): RunFigures {
   return { mode: 'unpaced', jobs: 100, succeeded: 100, jobsPerSecond: 100, submitPerSecond: 100, toStartMs: [10], toDoneMs: [20], ...o };
@@ -45,6 +45,22 @@ describe('the peers bench closing lines', () => {
     expect(last[0]).toBe('peer_ratio=0.60 range=0.50..0.70');
     expect(last[6]).toBe('write_tx_per_job=3.80 range=3.70..3.90');
     expect(lines.find((l) => l.startsWith('rounds='))).toContain('peer_ratio_by_round=0.50,0.70,0.60');
+  });
+
+  it('prints the ratios to graphile-worker-kept before the headlines, only when it ran', () => {
+    const withKept = (ours: number, postgres: number): RoundFigures => ({
+      ...round(ours, 3.8),
+      graphileKept: run({ system: 'graphile-worker-kept', jobsPerSecond: 150, cpuPerJob: { bench: 3, postgres, emulators: 1 } }),
+    });
+    // MariaDB 4 ÷ PostgreSQL 4, 5, 2; ours without the emulators 9 ÷ the kept peer's total 8, 9, 6.
+    expect(keptHeadlines(withKept(100, 4))).toEqual({ db_cpu_ratio_kept: 1, cpu_ratio_kept: 9 / 8 });
+    const lines = closingLines([withKept(100, 4), withKept(120, 5), withKept(140, 2)], 0.8);
+    const kept = lines.slice(-HEADLINES.length - KEPT_HEADLINES.length, -HEADLINES.length);
+    expect(kept).toEqual(['db_cpu_ratio_kept=1.00 range=0.80..2.00', 'cpu_ratio_kept=1.13 range=1.00..1.50']);
+    expect(lines.find((l) => l.startsWith('kept_detail'))).toContain('graphile-worker-kept jobs/s=150.0');
+    expect(lines.find((l) => l.startsWith('rounds='))).toContain('db_cpu_ratio_kept_by_round=1.00,0.80,2.00');
+    const without = closingLines([round(100, 3.9)], 0.8);
+    expect(without.some((l) => l.startsWith('db_cpu_ratio_kept') || l.startsWith('kept_detail'))).toBe(false);
   });
 
   it('says n/a for the ratios to graphile-worker when it did not run', () => {

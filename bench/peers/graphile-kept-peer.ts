@@ -1,0 +1,191 @@
+/**
+ * graphile-worker made to keep our guarantees (`graphile-worker-kept`): the same runner and provider call as
+ * ./graphile-peer.ts, but every job writes in PostgreSQL, transaction for transaction, what ours writes in MariaDB
+ * (docs/performance.md, "Where a job's database work goes"), so the two databases' CPU per job compare like with
+ * like. It answers one question: how much of ours' database cost is the guarantees, and how much is the engine.
+ *
+ * - create, one transaction: the limits' guard (the user's active jobs, their jobs today, the spend reserved
+ *   today), the job row on the user's idempotency key, its input snapshot, its audit row, `add_job` (graphile-
+ *   worker's job row stands for our outbox row and its settle);
+ * - lock, one transaction: the job to `running` under a new lease, its audit row, the snapshot read back;
+ * - reservation, one transaction: the model's minute window and two spend counters (user and platform), each a
+ *   guarded upsert, and a hold row;
+ * - projection, one transaction: the stream log's chunks (the answer in pieces of {@link CHUNK_BYTES}, as the
+ *   preview log stores it), the success claim (fenced on the lease, refused on a cancel request), its audit row,
+ *   the hold settled and the window corrected to the tokens used, the ledger row, the result rows, the artifact
+ *   and the terminal event's outbox row.
+ * What it still lacks: the live push of the output, the events' publishing (their rows are written, never sent),
+ * the HTTP API with its JWT and credential checks, the admission wait of a job refused capacity, retry by class.
+ */
+import pg from 'pg';
+import { Logger, run, type Runner } from 'graphile-worker';
+import { mockClient, newTimings, type PeerPayload, type PeerTimings } from './peer-task.ts';
+import { nowMs } from './load.ts';
+import type { PeerSystem } from './peer-system.ts';
+import type { BenchWorkload } from './workload.ts';
+
+const TASK = 'bench_kept_job';
+const silent = new Logger(() => () => undefined);
+/** Bytes of the answer one stream chunk row holds. */
+const CHUNK_BYTES = 1_000;
+/** Generous limits: the guards are evaluated, never hit. */
+const LIMITS = { activeJobs: 1_000_000, jobsPerDay: 1_000_000, tokensPerMinute: 1_000_000_000, spendPerDay: 1_000_000_000 };
+const ESTIMATE = { tokens: 2_000, cost: 0.002 };
+
+/** The tables of the guarantees (besides the workload's result table, ./peer-task.ts). */
+export const KEPT_TABLES_SQL = `
+  CREATE TABLE IF NOT EXISTS kept_job (id BIGSERIAL PRIMARY KEY, user_id TEXT NOT NULL, idem_key TEXT NOT NULL,
+    job_type TEXT NOT NULL, status TEXT NOT NULL, lease INT NOT NULL DEFAULT 0, cancel_requested BOOLEAN NOT NULL DEFAULT false,
+    created_at TIMESTAMPTZ NOT NULL DEFAULT now(), started_at TIMESTAMPTZ, finished_at TIMESTAMPTZ, UNIQUE (user_id, idem_key));
+  CREATE INDEX IF NOT EXISTS kept_job_user_status ON kept_job (user_id, status);
+  CREATE INDEX IF NOT EXISTS kept_job_user_created ON kept_job (user_id, created_at);
+  CREATE TABLE IF NOT EXISTS kept_snapshot (job_id BIGINT PRIMARY KEY, input JSONB NOT NULL);
+  CREATE TABLE IF NOT EXISTS kept_audit (job_id BIGINT NOT NULL, seq INT NOT NULL, to_status TEXT NOT NULL, actor TEXT NOT NULL,
+    lease INT NOT NULL, at TIMESTAMPTZ NOT NULL DEFAULT now(), PRIMARY KEY (job_id, seq));
+  CREATE TABLE IF NOT EXISTS kept_window (model TEXT NOT NULL, window_start TIMESTAMPTZ NOT NULL, tokens BIGINT NOT NULL,
+    requests INT NOT NULL, PRIMARY KEY (model, window_start));
+  CREATE TABLE IF NOT EXISTS kept_spend (scope TEXT NOT NULL, subject TEXT NOT NULL, day DATE NOT NULL, reserved NUMERIC NOT NULL,
+    PRIMARY KEY (scope, subject, day));
+  CREATE TABLE IF NOT EXISTS kept_hold (id BIGSERIAL PRIMARY KEY, job_id BIGINT NOT NULL, lease INT NOT NULL, model TEXT NOT NULL,
+    window_start TIMESTAMPTZ NOT NULL, tokens INT NOT NULL, cost NUMERIC NOT NULL, settled_at TIMESTAMPTZ, UNIQUE (job_id, lease));
+  CREATE TABLE IF NOT EXISTS kept_chunk (job_id BIGINT NOT NULL, seq INT NOT NULL, content TEXT NOT NULL, PRIMARY KEY (job_id, seq));
+  CREATE TABLE IF NOT EXISTS kept_ledger (id BIGSERIAL PRIMARY KEY, job_id BIGINT NOT NULL, model TEXT NOT NULL,
+    prompt_tokens INT NOT NULL, completion_tokens INT NOT NULL, cost NUMERIC NOT NULL, at TIMESTAMPTZ NOT NULL DEFAULT now());
+  CREATE INDEX IF NOT EXISTS kept_ledger_job ON kept_ledger (job_id);
+  CREATE TABLE IF NOT EXISTS kept_artifact (job_id BIGINT PRIMARY KEY, output JSONB NOT NULL);
+  CREATE TABLE IF NOT EXISTS kept_event (id BIGSERIAL PRIMARY KEY, job_id BIGINT NOT NULL, event_type TEXT NOT NULL,
+    payload JSONB NOT NULL, published_at TIMESTAMPTZ);
+  CREATE INDEX IF NOT EXISTS kept_event_unpublished ON kept_event (published_at, id);`;
+
+interface KeptPayload extends PeerPayload { jobId: string }
+
+/** Runs `body` in one transaction on a client of `pool`. */
+async function inTransaction<T>(pool: pg.Pool, body: (c: pg.PoolClient) => Promise<T>): Promise<T> {
+  const client = await pool.connect();
+  try {
+    await client.query('BEGIN');
+    const result = await body(client);
+    await client.query('COMMIT');
+    return result;
+  } catch (err) {
+    await client.query('ROLLBACK').catch(() => undefined);
+    throw err;
+  } finally {
+    client.release();
+  }
+}
+
+/** Throws unless `result` touched exactly one row: a guard or a fence that did not hold. */
+function one(result: pg.QueryResult, what: string): pg.QueryResult {
+  if (result.rowCount !== 1) throw new Error(`${what}: refused`);
+  return result;
+}
+
+export async function startGraphileKeptPeer(o: { databaseUrl: string; mockAiUrl: string; workload: BenchWorkload; concurrency: number; clients: number }): Promise<PeerSystem> {
+  const timings: PeerTimings = newTimings();
+  const ai = mockClient(o.mockAiUrl);
+  const workerPool = new pg.Pool({ connectionString: o.databaseUrl, max: o.concurrency + 2 });
+  const clientPool = new pg.Pool({ connectionString: o.databaseUrl, max: o.clients });
+  for (const pool of [workerPool, clientPool]) {
+    const onError = (err: Error) => console.error(`graphile-worker-kept bench pool: ${err.message}`);
+    pool.on('error', onError);
+    pool.on('connect', (client) => client.on('error', onError));
+  }
+  await workerPool.query(KEPT_TABLES_SQL);
+  const model = 'mock-chat';
+
+  async function handle(payload: KeptPayload): Promise<void> {
+    if (!timings.started.has(payload.key)) timings.started.set(payload.key, nowMs());
+    const { lease, input } = await inTransaction(workerPool, async (c) => {
+      const locked = one(await c.query<{ lease: number }>(
+        "UPDATE kept_job SET status = 'running', lease = lease + 1, started_at = now() WHERE id = $1 AND status IN ('queued', 'running') RETURNING lease",
+        [payload.jobId]), 'lock');
+      const leaseNow = locked.rows[0]!.lease;
+      await c.query("INSERT INTO kept_audit (job_id, seq, to_status, actor, lease) VALUES ($1, (SELECT COALESCE(MAX(seq), 0) + 1 FROM kept_audit WHERE job_id = $1), 'running', 'worker', $2)",
+        [payload.jobId, leaseNow]);
+      const { rows: [snapshot] } = await c.query<{ input: unknown }>('SELECT input FROM kept_snapshot WHERE job_id = $1', [payload.jobId]);
+      return { lease: leaseNow, input: snapshot!.input };
+    });
+    const { windowStart } = await inTransaction(workerPool, async (c) => {
+      const { rows: [w] } = await c.query<{ window_start: Date }>(
+        `INSERT INTO kept_window (model, window_start, tokens, requests) VALUES ($1, date_trunc('minute', now()), $2, 1)
+         ON CONFLICT (model, window_start) DO UPDATE SET tokens = kept_window.tokens + EXCLUDED.tokens, requests = kept_window.requests + 1
+         WHERE kept_window.tokens + EXCLUDED.tokens <= $3 RETURNING window_start`, [model, ESTIMATE.tokens, LIMITS.tokensPerMinute]);
+      if (!w) throw new Error('reservation: the model is at its limit');
+      for (const [scope, subject] of [['user', payload.userId], ['platform', 'all']] as const) {
+        one(await c.query(
+          `INSERT INTO kept_spend (scope, subject, day, reserved) VALUES ($1, $2, current_date, $3)
+           ON CONFLICT (scope, subject, day) DO UPDATE SET reserved = kept_spend.reserved + EXCLUDED.reserved
+           WHERE kept_spend.reserved + EXCLUDED.reserved <= $4`, [scope, subject, ESTIMATE.cost, LIMITS.spendPerDay]), `spend cap (${scope})`);
+      }
+      await c.query('INSERT INTO kept_hold (job_id, lease, model, window_start, tokens, cost) VALUES ($1, $2, $3, $4, $5, $6)',
+        [payload.jobId, lease, model, w.window_start, ESTIMATE.tokens, ESTIMATE.cost]);
+      return { windowStart: w.window_start };
+    });
+    const reply = await ai.chat.completions.create({
+      model, response_format: { type: 'json_object' },
+      messages: [{ role: 'system', content: o.workload.prompt.system }, { role: 'user', content: o.workload.prompt.render(input) }],
+    });
+    const content = reply.choices[0]?.message.content ?? '';
+    const output = o.workload.outputSchema.parse(JSON.parse(content));
+    o.workload.check(input, output);
+    const used = { prompt: reply.usage?.prompt_tokens ?? 0, completion: reply.usage?.completion_tokens ?? 0 };
+    const pieces = Buffer.from(content);
+    const chunks: string[] = [];
+    for (let at = 0; at < pieces.length; at += CHUNK_BYTES) chunks.push(pieces.subarray(at, at + CHUNK_BYTES).toString());
+    await inTransaction(workerPool, async (c) => {
+      await c.query(`INSERT INTO kept_chunk (job_id, seq, content) SELECT $1, s.seq, s.content FROM unnest($2::int[], $3::text[]) AS s(seq, content)`,
+        [payload.jobId, chunks.map((_, i) => i + 10), chunks]);
+      one(await c.query("UPDATE kept_job SET status = 'succeeded', finished_at = now() WHERE id = $1 AND lease = $2 AND status = 'running' AND NOT cancel_requested",
+        [payload.jobId, lease]), 'success claim');
+      await c.query("INSERT INTO kept_audit (job_id, seq, to_status, actor, lease) VALUES ($1, (SELECT MAX(seq) + 1 FROM kept_audit WHERE job_id = $1), 'succeeded', 'worker', $2)",
+        [payload.jobId, lease]);
+      one(await c.query('UPDATE kept_hold SET settled_at = now() WHERE job_id = $1 AND lease = $2 AND settled_at IS NULL', [payload.jobId, lease]), 'hold settlement');
+      await c.query('UPDATE kept_window SET tokens = tokens - $3 WHERE model = $1 AND window_start = $2',
+        [model, windowStart, ESTIMATE.tokens - used.prompt - used.completion]);
+      await c.query('INSERT INTO kept_ledger (job_id, model, prompt_tokens, completion_tokens, cost) VALUES ($1, $2, $3, $4, $5)',
+        [payload.jobId, model, used.prompt, used.completion, ESTIMATE.cost / 2]);
+      const insert = o.workload.resultInsert({ system: 'graphile-worker-kept', key: payload.key, userId: payload.userId, input, output });
+      await c.query(insert.sql, insert.values);
+      await c.query('INSERT INTO kept_artifact (job_id, output) VALUES ($1, $2)', [payload.jobId, content]);
+      await c.query("INSERT INTO kept_event (job_id, event_type, payload) VALUES ($1, 'ai.job.succeeded', $2)",
+        [payload.jobId, JSON.stringify({ jobId: payload.jobId, userId: payload.userId })]);
+    });
+    timings.done.set(payload.key, nowMs());
+  }
+
+  const runner: Runner = await run({
+    pgPool: workerPool, concurrency: o.concurrency, noHandleSignals: true, logger: silent,
+    taskList: { [TASK]: (payload) => handle(payload as KeptPayload) },
+  });
+  return {
+    name: 'graphile-worker-kept',
+    timings,
+    servers: ['postgres'],
+    // job, snapshot, 3 audit rows, hold, ledger, artifact, event, graphile-worker's job row (deleted when done).
+    rowsPerJob: { inserted: 10, deleted: 1 },
+    async submit(payload) {
+      await inTransaction(clientPool, async (c) => {
+        const { rows: [guard] } = await c.query<{ active: string; today: string; spent: string }>(
+          `SELECT (SELECT COUNT(*) FROM kept_job WHERE user_id = $1 AND status IN ('queued', 'running')) AS active,
+                  (SELECT COUNT(*) FROM kept_job WHERE user_id = $1 AND created_at >= date_trunc('day', now())) AS today,
+                  (SELECT COALESCE(SUM(reserved), 0) FROM kept_spend WHERE day = current_date AND ((scope = 'user' AND subject = $1) OR (scope = 'platform' AND subject = 'all'))) AS spent`,
+          [payload.userId]);
+        if (Number(guard!.active) >= LIMITS.activeJobs || Number(guard!.today) >= LIMITS.jobsPerDay || Number(guard!.spent) >= LIMITS.spendPerDay) {
+          throw new Error('create: a limit is reached');
+        }
+        const { rows: [job] } = await c.query<{ id: string }>(
+          "INSERT INTO kept_job (user_id, idem_key, job_type, status) VALUES ($1, $2, $3, 'queued') RETURNING id", [payload.userId, payload.key, o.workload.name]);
+        const input = o.workload.input(payload.runId, payload.i);
+        await c.query('INSERT INTO kept_snapshot (job_id, input) VALUES ($1, $2)', [job!.id, JSON.stringify(input)]);
+        await c.query("INSERT INTO kept_audit (job_id, seq, to_status, actor, lease) VALUES ($1, 1, 'queued', 'api', 0)", [job!.id]);
+        await c.query('SELECT graphile_worker.add_job($1, $2::json, max_attempts => $3)',
+          [TASK, JSON.stringify({ ...payload, jobId: job!.id } satisfies KeptPayload), o.workload.maxAttempts]);
+      });
+    },
+    async stop() {
+      await runner.stop();
+      await Promise.all([workerPool.end(), clientPool.end()]);
+    },
+  };
+}
