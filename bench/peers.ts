@@ -76,9 +76,9 @@
  * - cpu_ratio: ours-http's CPU per job without the emulators' ÷ graphile-worker's total, unpaced;
  * - db_cpu_ratio: MariaDB's CPU per job in ours-http unpaced ÷ PostgreSQL's in graphile-worker unpaced;
  * - write_tx_per_job: committed transactions with a write per job, the rounds' statement windows.
- * Before them, when graphile-worker-kept ran: db_cpu_ratio_kept (MariaDB's CPU per job in ours-http unpaced ÷
- * PostgreSQL's in graphile-worker-kept unpaced) and cpu_ratio_kept (as cpu_ratio, against the kept peer's total),
- * after a `kept_detail` line.
+ * Before them, when graphile-worker-kept ran: peer_ratio_kept (ours-http jobs/s ÷ graphile-worker-kept jobs/s,
+ * unpaced), db_cpu_ratio_kept (MariaDB's CPU per job in ours-http unpaced ÷ PostgreSQL's in graphile-worker-kept
+ * unpaced) and cpu_ratio_kept (as cpu_ratio, against the kept peer's total), after a `kept_detail` line.
  */
 import { mkdir } from 'node:fs/promises';
 import { join } from 'node:path';

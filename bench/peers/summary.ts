@@ -29,10 +29,11 @@ export interface RoundFigures {
 export const HEADLINES = ['peer_ratio', 'peer_ratio_few_users', 'share_handoff_ratio', 'share_submit_ratio', 'cpu_ratio', 'db_cpu_ratio', 'write_tx_per_job'] as const;
 type Headline = (typeof HEADLINES)[number];
 /**
- * Ours against graphile-worker-kept, unpaced: MariaDB's CPU per job ÷ PostgreSQL's, and ours' CPU without the
- * emulators ÷ the kept peer's total. Printed before {@link HEADLINES}, and only when that peer ran.
+ * Ours (over HTTP, one user per job) against graphile-worker-kept, unpaced: jobs/s ÷ its jobs/s, MariaDB's CPU per
+ * job ÷ PostgreSQL's, and ours' CPU without the emulators ÷ the kept peer's total. Printed before
+ * {@link HEADLINES}, and only when that peer ran.
  */
-export const KEPT_HEADLINES = ['db_cpu_ratio_kept', 'cpu_ratio_kept'] as const;
+export const KEPT_HEADLINES = ['peer_ratio_kept', 'db_cpu_ratio_kept', 'cpu_ratio_kept'] as const;
 type KeptHeadline = (typeof KEPT_HEADLINES)[number];
 
 const total = (o?: Record<string, number>) => (o ? Object.values(o).reduce((a, b) => a + b, 0) : NaN);
@@ -61,6 +62,7 @@ export function roundHeadlines(r: RoundFigures): Record<Headline, number> {
 export function keptHeadlines(r: RoundFigures): Record<KeptHeadline, number> {
   const k = r.graphileKept;
   return {
+    peer_ratio_kept: k ? r.oneUser.jobsPerSecond / k.jobsPerSecond : NaN,
     db_cpu_ratio_kept: k ? (r.oneUser.cpuPerJob?.mariadb ?? NaN) / (k.cpuPerJob?.postgres ?? NaN) : NaN,
     cpu_ratio_kept: k ? oursWithoutEmulators(r.oneUser) / total(k.cpuPerJob) : NaN,
   };

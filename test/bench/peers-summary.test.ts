@@ -52,11 +52,11 @@ describe('the peers bench closing lines', () => {
       ...round(ours, 3.8),
       graphileKept: run({ system: 'graphile-worker-kept', jobsPerSecond: 150, cpuPerJob: { bench: 3, postgres, emulators: 1 } }),
     });
-    // MariaDB 4 ÷ PostgreSQL 4, 5, 2; ours without the emulators 9 ÷ the kept peer's total 8, 9, 6.
-    expect(keptHeadlines(withKept(100, 4))).toEqual({ db_cpu_ratio_kept: 1, cpu_ratio_kept: 9 / 8 });
+    // ours 100, 120, 140 jobs/s ÷ 150; MariaDB 4 ÷ PostgreSQL 4, 5, 2; ours without the emulators 9 ÷ the kept peer's total 8, 9, 6.
+    expect(keptHeadlines(withKept(100, 4))).toEqual({ peer_ratio_kept: 100 / 150, db_cpu_ratio_kept: 1, cpu_ratio_kept: 9 / 8 });
     const lines = closingLines([withKept(100, 4), withKept(120, 5), withKept(140, 2)], 0.8);
     const kept = lines.slice(-HEADLINES.length - KEPT_HEADLINES.length, -HEADLINES.length);
-    expect(kept).toEqual(['db_cpu_ratio_kept=1.00 range=0.80..2.00', 'cpu_ratio_kept=1.13 range=1.00..1.50']);
+    expect(kept).toEqual(['peer_ratio_kept=0.80 range=0.67..0.93', 'db_cpu_ratio_kept=1.00 range=0.80..2.00', 'cpu_ratio_kept=1.13 range=1.00..1.50']);
     expect(lines.find((l) => l.startsWith('kept_detail'))).toContain('graphile-worker-kept jobs/s=150.0');
     expect(lines.find((l) => l.startsWith('rounds='))).toContain('db_cpu_ratio_kept_by_round=1.00,0.80,2.00');
     const without = closingLines([round(100, 3.9)], 0.8);
