@@ -17,15 +17,14 @@
  * What it still lacks: the live push of the output, the events' publishing (their rows are written, never sent),
  * the HTTP API with its JWT and credential checks, the admission wait of a job refused capacity, retry by class.
  */
-import pg from 'pg';
-import { Logger, run, type Runner } from 'graphile-worker';
+import type pg from 'pg';
+import { graphileBase, inTransaction } from './graphile-base.ts';
 import { mockClient, newTimings, type PeerPayload, type PeerTimings } from './peer-task.ts';
 import { nowMs } from './load.ts';
 import type { PeerSystem } from './peer-system.ts';
 import type { BenchWorkload } from './workload.ts';
 
 const TASK = 'bench_kept_job';
-const silent = new Logger(() => () => undefined);
 /** Bytes of the answer one stream chunk row holds. */
 const CHUNK_BYTES = 1_000;
 /** Generous limits: the guards are evaluated, never hit. */
@@ -59,22 +58,6 @@ export const KEPT_TABLES_SQL = `
 
 interface KeptPayload extends PeerPayload { jobId: string }
 
-/** Runs `body` in one transaction on a client of `pool`. */
-async function inTransaction<T>(pool: pg.Pool, body: (c: pg.PoolClient) => Promise<T>): Promise<T> {
-  const client = await pool.connect();
-  try {
-    await client.query('BEGIN');
-    const result = await body(client);
-    await client.query('COMMIT');
-    return result;
-  } catch (err) {
-    await client.query('ROLLBACK').catch(() => undefined);
-    throw err;
-  } finally {
-    client.release();
-  }
-}
-
 /** Throws unless `result` touched exactly one row: a guard or a fence that did not hold. */
 function one(result: pg.QueryResult, what: string): pg.QueryResult {
   if (result.rowCount !== 1) throw new Error(`${what}: refused`);
@@ -84,13 +67,8 @@ function one(result: pg.QueryResult, what: string): pg.QueryResult {
 export async function startGraphileKeptPeer(o: { databaseUrl: string; mockAiUrl: string; workload: BenchWorkload; concurrency: number; clients: number }): Promise<PeerSystem> {
   const timings: PeerTimings = newTimings();
   const ai = mockClient(o.mockAiUrl);
-  const workerPool = new pg.Pool({ connectionString: o.databaseUrl, max: o.concurrency + 2 });
-  const clientPool = new pg.Pool({ connectionString: o.databaseUrl, max: o.clients });
-  for (const pool of [workerPool, clientPool]) {
-    const onError = (err: Error) => console.error(`graphile-worker-kept bench pool: ${err.message}`);
-    pool.on('error', onError);
-    pool.on('connect', (client) => client.on('error', onError));
-  }
+  const base = graphileBase('graphile-worker-kept', o);
+  const { workerPool } = base;
   await workerPool.query(KEPT_TABLES_SQL);
   const model = 'mock-chat';
 
@@ -154,38 +132,28 @@ export async function startGraphileKeptPeer(o: { databaseUrl: string; mockAiUrl:
     timings.done.set(payload.key, nowMs());
   }
 
-  const runner: Runner = await run({
-    pgPool: workerPool, concurrency: o.concurrency, noHandleSignals: true, logger: silent,
-    taskList: { [TASK]: (payload) => handle(payload as KeptPayload) },
-  });
-  return {
+  await base.start(TASK, (payload) => handle(payload as KeptPayload));
+  return base.peer({
     name: 'graphile-worker-kept',
     timings,
-    servers: ['postgres'],
     // job, snapshot, 3 audit rows, hold, ledger, artifact, event, graphile-worker's job row (deleted when done).
     rowsPerJob: { inserted: 10, deleted: 1 },
-    async submit(payload) {
-      await inTransaction(clientPool, async (c) => {
-        const { rows: [guard] } = await c.query<{ active: string; today: string; spent: string }>(
-          `SELECT (SELECT COUNT(*) FROM kept_job WHERE user_id = $1 AND status IN ('queued', 'running')) AS active,
-                  (SELECT COUNT(*) FROM kept_job WHERE user_id = $1 AND created_at >= date_trunc('day', now())) AS today,
-                  (SELECT COALESCE(SUM(reserved), 0) FROM kept_spend WHERE day = current_date AND ((scope = 'user' AND subject = $1) OR (scope = 'platform' AND subject = 'all'))) AS spent`,
-          [payload.userId]);
-        if (Number(guard!.active) >= LIMITS.activeJobs || Number(guard!.today) >= LIMITS.jobsPerDay || Number(guard!.spent) >= LIMITS.spendPerDay) {
-          throw new Error('create: a limit is reached');
-        }
-        const { rows: [job] } = await c.query<{ id: string }>(
-          "INSERT INTO kept_job (user_id, idem_key, job_type, status) VALUES ($1, $2, $3, 'queued') RETURNING id", [payload.userId, payload.key, o.workload.name]);
-        const input = o.workload.input(payload.runId, payload.i);
-        await c.query('INSERT INTO kept_snapshot (job_id, input) VALUES ($1, $2)', [job!.id, JSON.stringify(input)]);
-        await c.query("INSERT INTO kept_audit (job_id, seq, to_status, actor, lease) VALUES ($1, 1, 'queued', 'api', 0)", [job!.id]);
-        await c.query('SELECT graphile_worker.add_job($1, $2::json, max_attempts => $3)',
-          [TASK, JSON.stringify({ ...payload, jobId: job!.id } satisfies KeptPayload), o.workload.maxAttempts]);
-      });
+    async submit(payload, c) {
+      const { rows: [guard] } = await c.query<{ active: string; today: string; spent: string }>(
+        `SELECT (SELECT COUNT(*) FROM kept_job WHERE user_id = $1 AND status IN ('queued', 'running')) AS active,
+                (SELECT COUNT(*) FROM kept_job WHERE user_id = $1 AND created_at >= date_trunc('day', now())) AS today,
+                (SELECT COALESCE(SUM(reserved), 0) FROM kept_spend WHERE day = current_date AND ((scope = 'user' AND subject = $1) OR (scope = 'platform' AND subject = 'all'))) AS spent`,
+        [payload.userId]);
+      if (Number(guard!.active) >= LIMITS.activeJobs || Number(guard!.today) >= LIMITS.jobsPerDay || Number(guard!.spent) >= LIMITS.spendPerDay) {
+        throw new Error('create: a limit is reached');
+      }
+      const { rows: [job] } = await c.query<{ id: string }>(
+        "INSERT INTO kept_job (user_id, idem_key, job_type, status) VALUES ($1, $2, $3, 'queued') RETURNING id", [payload.userId, payload.key, o.workload.name]);
+      const input = o.workload.input(payload.runId, payload.i);
+      await c.query('INSERT INTO kept_snapshot (job_id, input) VALUES ($1, $2)', [job!.id, JSON.stringify(input)]);
+      await c.query("INSERT INTO kept_audit (job_id, seq, to_status, actor, lease) VALUES ($1, 1, 'queued', 'api', 0)", [job!.id]);
+      await c.query('SELECT graphile_worker.add_job($1, $2::json, max_attempts => $3)',
+        [TASK, JSON.stringify({ ...payload, jobId: job!.id } satisfies KeptPayload), o.workload.maxAttempts]);
     },
-    async stop() {
-      await runner.stop();
-      await Promise.all([workerPool.end(), clientPool.end()]);
-    },
-  };
+  });
 }

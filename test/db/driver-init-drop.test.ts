@@ -6,46 +6,11 @@
  * (Prisma's adapter pins 3.4.5). The loss is real: a relay to the server closes both sockets when the client
  * sends that statement.
  */
-import net from 'node:net';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { createPrismaClient } from '../../lib/db/client.ts';
 import { parseDatabaseUrl } from '../../lib/db/database-url.ts';
 import { createSqlPool } from '../../lib/db/sql-pool.ts';
-
-interface DroppingRelay { port: number; drops: () => number; close(): Promise<void> }
-
-/** A TCP relay to `target` that closes both ends of a connection whose client sends a packet containing `marker`. */
-async function startDroppingRelay(target: { host: string; port: number }, marker: string): Promise<DroppingRelay> {
-  const sockets = new Set<net.Socket>();
-  let drops = 0;
-  const server = net.createServer((client) => {
-    const upstream = net.connect(target.port, target.host);
-    for (const s of [client, upstream]) {
-      sockets.add(s);
-      s.on('close', () => sockets.delete(s));
-      s.on('error', () => { client.destroy(); upstream.destroy(); });
-    }
-    upstream.pipe(client);
-    client.on('data', (chunk: Buffer) => {
-      if (chunk.includes(marker)) {
-        drops += 1;
-        client.destroy();
-        upstream.destroy();
-        return;
-      }
-      upstream.write(chunk);
-    });
-  });
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  return {
-    port: (server.address() as net.AddressInfo).port,
-    drops: () => drops,
-    close: () => new Promise<void>((resolve) => {
-      for (const s of sockets) s.destroy();
-      server.close(() => resolve());
-    }),
-  };
-}
+import { startDroppingRelay, type DroppingRelay } from '../helpers/greeting-proxy.ts';
 
 const unhandled: unknown[] = [];
 const record = (reason: unknown) => { unhandled.push(reason); };

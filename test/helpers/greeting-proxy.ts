@@ -1,7 +1,10 @@
 /**
- * A TCP relay to the MySQL server that clears capability flags in the server's greeting (its first packet) and
- * passes everything else through unchanged: a server, or a proxy, that does not offer a capability, e.g.
- * CLIENT_MULTI_STATEMENTS. Plain TCP only (a client asking for TLS would need the flag the relay leaves alone).
+ * TCP relays to the MySQL server on 127.0.0.1 (a free port), each a misbehaving network or proxy:
+ * - {@link startGreetingRelay} clears capability flags in the server's greeting (its first packet) and passes
+ *   everything else through unchanged: a server, or a proxy, that does not offer a capability, e.g.
+ *   CLIENT_MULTI_STATEMENTS. Plain TCP only (a client asking for TLS would need the flag the relay leaves alone).
+ * - {@link startDroppingRelay} closes both ends of a connection whose client sends a given statement: a
+ *   connection lost at that point, as on a failover.
  */
 import net from 'node:net';
 
@@ -28,8 +31,10 @@ export interface GreetingRelay {
   close(): Promise<void>;
 }
 
-/** Starts a relay on 127.0.0.1 (a free port) to `target`, clearing `flags` in every greeting. */
-export async function startGreetingRelay(target: { host: string; port: number }, flags: number): Promise<GreetingRelay> {
+type Target = { host: string; port: number };
+
+/** A relay to `target` whose connections `wire` joins (each socket's errors close both). */
+async function startRelay(target: Target, wire: (client: net.Socket, upstream: net.Socket) => void): Promise<GreetingRelay> {
   const sockets = new Set<net.Socket>();
   const server = net.createServer((client) => {
     const upstream = net.connect(target.port, target.host);
@@ -38,6 +43,21 @@ export async function startGreetingRelay(target: { host: string; port: number },
       s.on('close', () => sockets.delete(s));
       s.on('error', () => { client.destroy(); upstream.destroy(); });
     }
+    wire(client, upstream);
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  return {
+    port: (server.address() as net.AddressInfo).port,
+    close: () => new Promise<void>((resolve) => {
+      for (const s of sockets) s.destroy();
+      server.close(() => resolve());
+    }),
+  };
+}
+
+/** Starts a relay to `target` clearing `flags` in every greeting. */
+export function startGreetingRelay(target: Target, flags: number): Promise<GreetingRelay> {
+  return startRelay(target, (client, upstream) => {
     let greeting: Buffer | null = Buffer.alloc(0);
     upstream.on('data', (chunk: Buffer) => {
       if (greeting === null) {
@@ -54,12 +74,27 @@ export async function startGreetingRelay(target: { host: string; port: number },
     upstream.on('end', () => client.end());
     client.on('end', () => upstream.end());
   });
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  return {
-    port: (server.address() as net.AddressInfo).port,
-    close: () => new Promise<void>((resolve) => {
-      for (const s of sockets) s.destroy();
-      server.close(() => resolve());
-    }),
-  };
+}
+
+export interface DroppingRelay extends GreetingRelay {
+  /** Connections dropped so far. */
+  drops(): number;
+}
+
+/** Starts a relay to `target` that closes both ends of a connection whose client sends a packet containing `marker`. */
+export async function startDroppingRelay(target: Target, marker: string): Promise<DroppingRelay> {
+  let drops = 0;
+  const relay = await startRelay(target, (client, upstream) => {
+    upstream.pipe(client);
+    client.on('data', (chunk: Buffer) => {
+      if (chunk.includes(marker)) {
+        drops += 1;
+        client.destroy();
+        upstream.destroy();
+        return;
+      }
+      upstream.write(chunk);
+    });
+  });
+  return { ...relay, drops: () => drops };
 }
