@@ -23,8 +23,9 @@ beforeAll(async () => {
   const url = new URL(process.env.DATABASE_URL ?? '');
   url.hostname = '127.0.0.1';
   url.port = String(relay.port);
-  url.searchParams.set('poolTimeoutMs', '1000');
-  url.searchParams.set('connectTimeoutMs', '1000');
+  // The request waits this long for a connection; on a loaded machine a handshake reaches `SET time_zone` well within it.
+  url.searchParams.set('poolTimeoutMs', '3000');
+  url.searchParams.set('connectTimeoutMs', '3000');
   relayUrl = url.toString();
   process.on('unhandledRejection', record);
 });
