@@ -19,7 +19,10 @@ export interface GraphileBase {
   peer(o: Pick<PeerSystem, 'name' | 'timings' | 'rowsPerJob'> & { submit(payload: Parameters<PeerSystem['submit']>[0], client: pg.PoolClient): Promise<void> }): PeerSystem;
 }
 
-/** The pools of a peer called `system`, each submission one transaction on a client of the clients' pool (the worker's sized for `concurrency`, the clients' for `clients`). */
+/**
+ * The pools of a peer called `system` (the worker's sized for `concurrency`, the clients' for `clients`); its
+ * {@link GraphileBase.peer} runs each submission as one transaction on a client of the clients' pool.
+ */
 export function graphileBase(system: string, o: { databaseUrl: string; concurrency: number; clients: number }): GraphileBase {
   const workerPool = new pg.Pool({ connectionString: o.databaseUrl, max: o.concurrency + 2 });
   const clientPool = new pg.Pool({ connectionString: o.databaseUrl, max: o.clients });

@@ -1,7 +1,7 @@
 /**
  * The peers bench's closing lines: a summary row per run, the detail lines behind each ratio, each ratio's value
  * per round on one `rounds=` line, then each ratio as the median of its rounds with its range, in a fixed order
- * (see {@link HEADLINES}), after the two ratios to graphile-worker made to keep our guarantees ({@link KEPT_HEADLINES},
+ * (see {@link HEADLINES}), after the three ratios to graphile-worker made to keep our guarantees ({@link KEPT_HEADLINES},
  * ./graphile-kept-peer.ts) when it ran. Medians are nearest-rank (./load.ts `percentile`): with an even number of rounds,
  * the upper of the two middle values.
  */
