@@ -27,7 +27,7 @@
  * compilation or first connections. Each run is unpaced (clients submit as fast as each submission returns)
  * or paced at BENCH_SHARE (0.8) of the same system's throughput (jobs/s) in its unpaced run just before (in the
  * same round; job i offered at start + i / rate). A round, BENCH_ROUNDS times (5): ours-http unpaced, graphile-worker unpaced, ours-http-few
- * unpaced, ours-http paced, graphile-worker paced, graphile-worker-kept unpaced, then the round's statement window (below); the runs a ratio
+ * unpaced, ours-http paced, graphile-worker paced, graphile-worker-kept unpaced and paced, then the round's statement window (below); the runs a ratio
  * divides sit back to back, as the machine's load drifts between runs. After the rounds: the BENCH_SWEEP runs,
  * ours-inproc unpaced and paced, BullMQ unpaced and paced.
  *
@@ -78,7 +78,9 @@
  * - write_tx_per_job: committed transactions with a write per job, the rounds' statement windows.
  * Before them, when graphile-worker-kept ran: peer_ratio_kept (ours-http jobs/s ÷ graphile-worker-kept jobs/s,
  * unpaced), db_cpu_ratio_kept (MariaDB's CPU per job in ours-http unpaced ÷ PostgreSQL's in graphile-worker-kept
- * unpaced) and cpu_ratio_kept (as cpu_ratio, against the kept peer's total), after a `kept_detail` line.
+ * unpaced), cpu_ratio_kept (as cpu_ratio, against the kept peer's total), share_handoff_ratio_kept and
+ * share_submit_ratio_kept (as the two share ratios, against the kept peer paced at the share of its own throughput),
+ * after a `kept_detail` line.
  */
 import { mkdir } from 'node:fs/promises';
 import { join } from 'node:path';
@@ -218,14 +220,15 @@ for (let r = 1; r <= rounds; r += 1) {
   const oursShare = await oursRun(ctx, host, 'ours-http', 'paced', paced(oneUser), await http(paced(oneUser), `hs-r${r}`));
   const graphileShare = graphile && graphileUnpaced ? await peerRun(ctx, graphile, workload, 'paced', paced(graphileUnpaced), `gs-r${r}`, peerUsers) : undefined;
   const graphileKept = kept ? await peerRun(kept.ctx, kept.system, workload, 'unpaced', unpaced, `gk-r${r}`, peerUsers) : undefined;
-  figures.push(...[oneUser, graphileUnpaced, few, oursShare, graphileShare, graphileKept].filter((f): f is RunFigures => f !== undefined));
+  const graphileKeptShare = kept && graphileKept ? await peerRun(kept.ctx, kept.system, workload, 'paced', paced(graphileKept), `gks-r${r}`, peerUsers) : undefined;
+  figures.push(...[oneUser, graphileUnpaced, few, oursShare, graphileShare, graphileKept, graphileKeptShare].filter((f): f is RunFigures => f !== undefined));
   let writeTxPerJob: number | undefined;
   if (logJobs > 0) {
     const w = await window('http', `lh-r${r}`);
     if (r === 1) formatPaths(`ours-http (one user per job, round ${r})`, w).forEach(report);
     writeTxPerJob = w.complete ? pathTotals(w).writeTransactions / w.jobs : NaN;
   }
-  roundFigures.push({ oneUser, fewUsers: few, oursShare, graphile: graphileUnpaced, graphileShare, graphileKept, writeTxPerJob });
+  roundFigures.push({ oneUser, fewUsers: few, oursShare, graphile: graphileUnpaced, graphileShare, graphileKept, graphileKeptShare, writeTxPerJob });
 }
 
 // ---- after the rounds: the sweep, ours in process, BullMQ, the in-process statement window ----------------

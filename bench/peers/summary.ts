@@ -21,6 +21,8 @@ export interface RoundFigures {
   graphileShare?: RunFigures | undefined;
   /** graphile-worker writing what ours writes (./graphile-kept-peer.ts), unpaced. */
   graphileKept?: RunFigures | undefined;
+  /** graphile-worker-kept paced at the share of its own unpaced throughput. */
+  graphileKeptShare?: RunFigures | undefined;
   /** Write transactions per job of the round's statement window (one user per job, over HTTP). */
   writeTxPerJob?: number | undefined;
 }
@@ -29,11 +31,12 @@ export interface RoundFigures {
 export const HEADLINES = ['peer_ratio', 'peer_ratio_few_users', 'share_handoff_ratio', 'share_submit_ratio', 'cpu_ratio', 'db_cpu_ratio', 'write_tx_per_job'] as const;
 type Headline = (typeof HEADLINES)[number];
 /**
- * Ours (over HTTP, one user per job) against graphile-worker-kept, unpaced: jobs/s ÷ its jobs/s, MariaDB's CPU per
- * job ÷ PostgreSQL's, and ours' CPU without the emulators ÷ the kept peer's total. Printed before
- * {@link HEADLINES}, and only when that peer ran.
+ * Ours (over HTTP, one user per job) against graphile-worker-kept: unpaced, jobs/s ÷ its jobs/s, MariaDB's CPU per
+ * job ÷ PostgreSQL's, and ours' CPU without the emulators ÷ the kept peer's total; each paced at the share of its
+ * own throughput, the two hand-off ratios as {@link HEADLINES}' (its submit → start includes its guarded create,
+ * as ours' created → startedAt includes ours'). Printed before {@link HEADLINES}, and only when that peer ran.
  */
-export const KEPT_HEADLINES = ['peer_ratio_kept', 'db_cpu_ratio_kept', 'cpu_ratio_kept'] as const;
+export const KEPT_HEADLINES = ['peer_ratio_kept', 'db_cpu_ratio_kept', 'cpu_ratio_kept', 'share_handoff_ratio_kept', 'share_submit_ratio_kept'] as const;
 type KeptHeadline = (typeof KEPT_HEADLINES)[number];
 
 const total = (o?: Record<string, number>) => (o ? Object.values(o).reduce((a, b) => a + b, 0) : NaN);
@@ -61,10 +64,13 @@ export function roundHeadlines(r: RoundFigures): Record<Headline, number> {
 /** One round's ratios to graphile-worker-kept (NaN when it did not run). */
 export function keptHeadlines(r: RoundFigures): Record<KeptHeadline, number> {
   const k = r.graphileKept;
+  const ks = r.graphileKeptShare;
   return {
     peer_ratio_kept: k ? r.oneUser.jobsPerSecond / k.jobsPerSecond : NaN,
     db_cpu_ratio_kept: k ? (r.oneUser.cpuPerJob?.mariadb ?? NaN) / (k.cpuPerJob?.postgres ?? NaN) : NaN,
     cpu_ratio_kept: k ? oursWithoutEmulators(r.oneUser) / total(k.cpuPerJob) : NaN,
+    share_handoff_ratio_kept: ks ? p50(r.oursShare.toStartMs) / p50(ks.toStartMs) : NaN,
+    share_submit_ratio_kept: ks ? p50(r.oursShare.submitToStartMs) / p50(ks.toStartMs) : NaN,
   };
 }
 
@@ -107,7 +113,10 @@ export function closingLines(rounds: RoundFigures[], share: number): string[] {
     + ` ours_handoff_p50_ms=${list(rounds.map((r) => p50(r.oursShare.toStartMs)), 1)} ours_submit_to_start_p50_ms=${list(rounds.map((r) => p50(r.oursShare.submitToStartMs)), 1)}`
     + ` ours_sent_p50_ms=${list(rounds.map((r) => p50(r.oursShare.toSentMs)), 1)} graphile_rate=${list(rounds.map((r) => r.graphileShare?.offeredPerSecond ?? NaN), 1)}`
     + ` graphile_start_p50_ms=${list(rounds.map((r) => p50(r.graphileShare?.toStartMs)), 1)}`
-    + ` kept_up ours=${list(rounds.map((r) => keptUp(r.oursShare)))} graphile=${list(rounds.map((r) => keptUp(r.graphileShare)))} (by round)`);
+    + (rounds.some((r) => r.graphileKeptShare) ? ` graphile_kept_rate=${list(rounds.map((r) => r.graphileKeptShare?.offeredPerSecond ?? NaN), 1)}`
+      + ` graphile_kept_start_p50_ms=${list(rounds.map((r) => p50(r.graphileKeptShare?.toStartMs)), 1)}` : '')
+    + ` kept_up ours=${list(rounds.map((r) => keptUp(r.oursShare)))} graphile=${list(rounds.map((r) => keptUp(r.graphileShare)))}`
+    + (rounds.some((r) => r.graphileKeptShare) ? ` graphile_kept=${list(rounds.map((r) => keptUp(r.graphileKeptShare)))}` : '') + ' (by round)');
   if (withPeer.length > 0) {
     lines.push(`cpu_detail ms/job, medians of the rounds, unpaced: ours-http (one user per job) without emulators=${fixed(median(withPeer.map((r) => oursWithoutEmulators(r.oneUser))))}`
       + ` [${medianGroups(withPeer.map((r) => r.oneUser))}]; graphile-worker total=${fixed(median(withPeer.map((r) => total(r.graphile!.cpuPerJob))))} [${medianGroups(withPeer.map((r) => r.graphile!))}]`);
