@@ -1,8 +1,8 @@
 /**
- * graphile-worker made to keep our guarantees (`graphile-worker-kept`): the same runner and provider call as
- * ./graphile-peer.ts, but every job writes in PostgreSQL, transaction for transaction, what ours writes in MariaDB
- * (docs/performance.md, "Where a job's database work goes"), so the two databases' CPU per job compare like with
- * like. It answers one question: how much of ours' database cost is the guarantees, and how much is the engine.
+ * graphile-worker made to keep our guarantees (`graphile-worker-kept`): the same runner as ./graphile-peer.ts, but
+ * every job writes in PostgreSQL, transaction for transaction, what ours writes in MariaDB (docs/performance.md,
+ * "Where a job's database work goes"), so the two databases' CPU per job compare like with like. It answers one
+ * question: how much of ours' database cost is the guarantees, and how much is the engine.
  *
  * - create, one transaction: the limits' guard (the user's active jobs, their jobs today, the spend reserved
  *   today), the job row on the user's idempotency key, its input snapshot, its audit row, `add_job` (graphile-
@@ -14,10 +14,14 @@
  *   preview log stores it), the success claim (fenced on the lease, refused on a cancel request), its audit row,
  *   the hold settled and the window corrected to the tokens used, the ledger row, the result rows, the artifact
  *   and the terminal event's outbox row.
+ * The provider's answer is asked for streamed (`stream: true`, usage included), as ours asks, and read with ours'
+ * reader (lib/ai/chat-stream.ts), so the ~138 events of a quiz answer cost both sides the same reading; ours also
+ * previews them for the live push.
  * What it still lacks: the live push of the output, the events' publishing (their rows are written, never sent),
  * the HTTP API with its JWT and credential checks, the admission wait of a job refused capacity, retry by class.
  */
 import type pg from 'pg';
+import { readChatStream } from '../../lib/ai/chat-stream.ts';
 import { graphileBase, inTransaction } from './graphile-base.ts';
 import { mockClient, newTimings, type PeerPayload, type PeerTimings } from './peer-task.ts';
 import { nowMs } from './load.ts';
@@ -100,14 +104,16 @@ export async function startGraphileKeptPeer(o: { databaseUrl: string; mockAiUrl:
         [payload.jobId, lease, model, w.window_start, ESTIMATE.tokens, ESTIMATE.cost]);
       return { windowStart: w.window_start };
     });
-    const reply = await ai.chat.completions.create({
-      model, response_format: { type: 'json_object' },
+    // Streamed, as ours asks for it, and read with ours' reader (the SDK's own stream costs more per event): the
+    // answer whose pieces the projection stores arrives as ours' does, only nobody is pushed its deltas.
+    const response = await ai.chat.completions.create({
+      model, response_format: { type: 'json_object' }, stream: true, stream_options: { include_usage: true },
       messages: [{ role: 'system', content: o.workload.prompt.system }, { role: 'user', content: o.workload.prompt.render(input) }],
-    });
-    const content = reply.choices[0]?.message.content ?? '';
+    }).asResponse();
+    const { content, usage } = await readChatStream(response, { onFirstToken: () => undefined });
     const output = o.workload.outputSchema.parse(JSON.parse(content));
     o.workload.check(input, output);
-    const used = { prompt: reply.usage?.prompt_tokens ?? 0, completion: reply.usage?.completion_tokens ?? 0 };
+    const used = { prompt: usage.promptTokens, completion: usage.completionTokens };
     const pieces = Buffer.from(content);
     const chunks: string[] = [];
     for (let at = 0; at < pieces.length; at += CHUNK_BYTES) chunks.push(pieces.subarray(at, at + CHUNK_BYTES).toString());
