@@ -79,8 +79,8 @@
  * Before them, when graphile-worker-kept ran: peer_ratio_kept (ours-http jobs/s ÷ graphile-worker-kept jobs/s,
  * unpaced), db_cpu_ratio_kept (MariaDB's CPU per job in ours-http unpaced ÷ PostgreSQL's in graphile-worker-kept
  * unpaced), cpu_ratio_kept (as cpu_ratio, against the kept peer's total), share_handoff_ratio_kept and
- * share_submit_ratio_kept (as the two share ratios, against the kept peer paced at the share of its own throughput),
- * after a `kept_detail` line.
+ * share_submit_ratio_kept (as the two share ratios, against the kept peer paced at the share of its own throughput)
+ * and cpu_ratio_kept_no_emulators (as cpu_ratio_kept, the emulators left out of both sides), after a `kept_detail` line.
  */
 import { mkdir } from 'node:fs/promises';
 import { join } from 'node:path';

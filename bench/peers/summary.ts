@@ -34,17 +34,21 @@ type Headline = (typeof HEADLINES)[number];
  * Ours (over HTTP, one user per job) against graphile-worker-kept: unpaced, jobs/s ÷ its jobs/s, MariaDB's CPU per
  * job ÷ PostgreSQL's, and ours' CPU without the emulators ÷ the kept peer's total; each paced at the share of its
  * own throughput, the two hand-off ratios as {@link HEADLINES}' (its submit → start includes its guarded create,
- * as ours' created → startedAt includes ours'). Printed before {@link HEADLINES}, and only when that peer ran.
+ * as ours' created → startedAt includes ours'). Last, `cpu_ratio_kept_no_emulators`: as cpu_ratio_kept with the
+ * emulators left out of the peer's side too (its mock streams it the answer as ours' does, and cpu_ratio's
+ * definition counts that on the peer's side only). Printed before {@link HEADLINES}, and only when that peer ran.
  */
-export const KEPT_HEADLINES = ['peer_ratio_kept', 'db_cpu_ratio_kept', 'cpu_ratio_kept', 'share_handoff_ratio_kept', 'share_submit_ratio_kept'] as const;
+export const KEPT_HEADLINES = [
+  'peer_ratio_kept', 'db_cpu_ratio_kept', 'cpu_ratio_kept', 'share_handoff_ratio_kept', 'share_submit_ratio_kept', 'cpu_ratio_kept_no_emulators',
+] as const;
 type KeptHeadline = (typeof KEPT_HEADLINES)[number];
 
 const total = (o?: Record<string, number>) => (o ? Object.values(o).reduce((a, b) => a + b, 0) : NaN);
 const p50 = (v?: number[]) => (v ? percentile(v, 50) : NaN);
 const median = (v: number[]) => percentile(v, 50);
 
-/** Ours over HTTP without the emulators' CPU (SQS, the mock provider, moto: other machines' work when deployed). */
-const oursWithoutEmulators = (f: RunFigures) => total(f.cpuPerJob) - (f.cpuPerJob?.emulators ?? 0);
+/** A run's CPU per job without the emulators' (SQS, the mock provider, moto: other machines' work when deployed). */
+const withoutEmulators = (f: RunFigures) => total(f.cpuPerJob) - (f.cpuPerJob?.emulators ?? 0);
 
 /** One round's value of each headline (NaN where a part is missing). */
 export function roundHeadlines(r: RoundFigures): Record<Headline, number> {
@@ -55,7 +59,7 @@ export function roundHeadlines(r: RoundFigures): Record<Headline, number> {
     peer_ratio_few_users: g ? r.fewUsers.jobsPerSecond / g.jobsPerSecond : NaN,
     share_handoff_ratio: gs ? p50(r.oursShare.toStartMs) / p50(gs.toStartMs) : NaN,
     share_submit_ratio: gs ? p50(r.oursShare.submitToStartMs) / p50(gs.toStartMs) : NaN,
-    cpu_ratio: g ? oursWithoutEmulators(r.oneUser) / total(g.cpuPerJob) : NaN,
+    cpu_ratio: g ? withoutEmulators(r.oneUser) / total(g.cpuPerJob) : NaN,
     db_cpu_ratio: g ? (r.oneUser.cpuPerJob?.mariadb ?? NaN) / (g.cpuPerJob?.postgres ?? NaN) : NaN,
     write_tx_per_job: r.writeTxPerJob ?? NaN,
   };
@@ -68,9 +72,10 @@ export function keptHeadlines(r: RoundFigures): Record<KeptHeadline, number> {
   return {
     peer_ratio_kept: k ? r.oneUser.jobsPerSecond / k.jobsPerSecond : NaN,
     db_cpu_ratio_kept: k ? (r.oneUser.cpuPerJob?.mariadb ?? NaN) / (k.cpuPerJob?.postgres ?? NaN) : NaN,
-    cpu_ratio_kept: k ? oursWithoutEmulators(r.oneUser) / total(k.cpuPerJob) : NaN,
+    cpu_ratio_kept: k ? withoutEmulators(r.oneUser) / total(k.cpuPerJob) : NaN,
     share_handoff_ratio_kept: ks ? p50(r.oursShare.toStartMs) / p50(ks.toStartMs) : NaN,
     share_submit_ratio_kept: ks ? p50(r.oursShare.submitToStartMs) / p50(ks.toStartMs) : NaN,
+    cpu_ratio_kept_no_emulators: k ? withoutEmulators(r.oneUser) / withoutEmulators(k) : NaN,
   };
 }
 
@@ -118,7 +123,7 @@ export function closingLines(rounds: RoundFigures[], share: number): string[] {
     + ` kept_up ours=${list(rounds.map((r) => keptUp(r.oursShare)))} graphile=${list(rounds.map((r) => keptUp(r.graphileShare)))}`
     + (rounds.some((r) => r.graphileKeptShare) ? ` graphile_kept=${list(rounds.map((r) => keptUp(r.graphileKeptShare)))}` : '') + ' (by round)');
   if (withPeer.length > 0) {
-    lines.push(`cpu_detail ms/job, medians of the rounds, unpaced: ours-http (one user per job) without emulators=${fixed(median(withPeer.map((r) => oursWithoutEmulators(r.oneUser))))}`
+    lines.push(`cpu_detail ms/job, medians of the rounds, unpaced: ours-http (one user per job) without emulators=${fixed(median(withPeer.map((r) => withoutEmulators(r.oneUser))))}`
       + ` [${medianGroups(withPeer.map((r) => r.oneUser))}]; graphile-worker total=${fixed(median(withPeer.map((r) => total(r.graphile!.cpuPerJob))))} [${medianGroups(withPeer.map((r) => r.graphile!))}]`);
     lines.push(`db_detail per job, medians of the rounds, unpaced: ours-http (one user per job) ${medianDb(withPeer.map((r) => r.oneUser), (f) => f.cpuPerJob?.mariadb ?? NaN)};`
       + ` graphile-worker ${medianDb(withPeer.map((r) => r.graphile!), (f) => f.cpuPerJob?.postgres ?? NaN)} (server-wide counters; see each run's db_per_job line)`);
@@ -126,7 +131,8 @@ export function closingLines(rounds: RoundFigures[], share: number): string[] {
   const withKept = rounds.filter((r) => r.graphileKept);
   if (withKept.length > 0) {
     lines.push(`kept_detail per job, medians of the rounds, unpaced: graphile-worker-kept jobs/s=${fixed(median(withKept.map((r) => r.graphileKept!.jobsPerSecond)), 1)}`
-      + ` cpu total=${fixed(median(withKept.map((r) => total(r.graphileKept!.cpuPerJob))))} [${medianGroups(withKept.map((r) => r.graphileKept!))}];`
+      + ` cpu total=${fixed(median(withKept.map((r) => total(r.graphileKept!.cpuPerJob))))} without emulators=${fixed(median(withKept.map((r) => withoutEmulators(r.graphileKept!))))}`
+      + ` [${medianGroups(withKept.map((r) => r.graphileKept!))}];`
       + ` ${medianDb(withKept.map((r) => r.graphileKept!), (f) => f.cpuPerJob?.postgres ?? NaN)}`);
   }
   const kept = rounds.map(keptHeadlines);

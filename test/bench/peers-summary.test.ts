@@ -57,14 +57,16 @@ describe('the peers bench closing lines', () => {
     // ours 100, 120, 140 jobs/s ÷ 150; MariaDB 4 ÷ PostgreSQL 4, 5, 2; ours without the emulators 9 ÷ the kept peer's total 8, 9, 6.
     expect(keptHeadlines(withKept(100, 4))).toEqual({
       peer_ratio_kept: 100 / 150, db_cpu_ratio_kept: 1, cpu_ratio_kept: 9 / 8, share_handoff_ratio_kept: 9 / 6, share_submit_ratio_kept: 15 / 6,
+      cpu_ratio_kept_no_emulators: 9 / 7, // the kept peer's total 8 without its emulators' 1
     });
     const lines = closingLines([withKept(100, 4), withKept(120, 5), withKept(140, 2)], 0.8);
     const kept = lines.slice(-HEADLINES.length - KEPT_HEADLINES.length, -HEADLINES.length);
     expect(kept).toEqual([
       'peer_ratio_kept=0.80 range=0.67..0.93', 'db_cpu_ratio_kept=1.00 range=0.80..2.00', 'cpu_ratio_kept=1.13 range=1.00..1.50',
       'share_handoff_ratio_kept=1.50 range=1.50..1.50', 'share_submit_ratio_kept=2.50 range=2.50..2.50',
+      'cpu_ratio_kept_no_emulators=1.29 range=1.13..1.80', // 9 ÷ 7, 8, 5
     ]);
-    expect(lines.find((l) => l.startsWith('kept_detail'))).toContain('graphile-worker-kept jobs/s=150.0');
+    expect(lines.find((l) => l.startsWith('kept_detail'))).toContain('graphile-worker-kept jobs/s=150.0 cpu total=8.00 without emulators=7.00');
     expect(lines.find((l) => l.startsWith('rounds='))).toContain('db_cpu_ratio_kept_by_round=1.00,0.80,2.00');
     expect(lines.find((l) => l.startsWith('share_detail'))).toContain('graphile_kept_rate=120.0,120.0,120.0 graphile_kept_start_p50_ms=6.0,6.0,6.0');
     const without = closingLines([round(100, 3.9)], 0.8);
