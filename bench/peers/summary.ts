@@ -114,14 +114,15 @@ export function closingLines(rounds: RoundFigures[], share: number): string[] {
   const withPeer = rounds.filter((r) => r.graphile);
   const lines: string[] = [];
   const keptUp = (f?: RunFigures) => (f ? f.submitPerSecond / (f.offeredPerSecond ?? f.submitPerSecond) : NaN);
+  const keptPaced = rounds.some((r) => r.graphileKeptShare);
   lines.push(`share_detail fraction=${share} ours_rate=${list(rounds.map((r) => r.oursShare.offeredPerSecond ?? NaN), 1)}`
     + ` ours_handoff_p50_ms=${list(rounds.map((r) => p50(r.oursShare.toStartMs)), 1)} ours_submit_to_start_p50_ms=${list(rounds.map((r) => p50(r.oursShare.submitToStartMs)), 1)}`
     + ` ours_sent_p50_ms=${list(rounds.map((r) => p50(r.oursShare.toSentMs)), 1)} graphile_rate=${list(rounds.map((r) => r.graphileShare?.offeredPerSecond ?? NaN), 1)}`
     + ` graphile_start_p50_ms=${list(rounds.map((r) => p50(r.graphileShare?.toStartMs)), 1)}`
-    + (rounds.some((r) => r.graphileKeptShare) ? ` graphile_kept_rate=${list(rounds.map((r) => r.graphileKeptShare?.offeredPerSecond ?? NaN), 1)}`
+    + (keptPaced ? ` graphile_kept_rate=${list(rounds.map((r) => r.graphileKeptShare?.offeredPerSecond ?? NaN), 1)}`
       + ` graphile_kept_start_p50_ms=${list(rounds.map((r) => p50(r.graphileKeptShare?.toStartMs)), 1)}` : '')
     + ` kept_up ours=${list(rounds.map((r) => keptUp(r.oursShare)))} graphile=${list(rounds.map((r) => keptUp(r.graphileShare)))}`
-    + (rounds.some((r) => r.graphileKeptShare) ? ` graphile_kept=${list(rounds.map((r) => keptUp(r.graphileKeptShare)))}` : '') + ' (by round)');
+    + (keptPaced ? ` graphile_kept=${list(rounds.map((r) => keptUp(r.graphileKeptShare)))}` : '') + ' (by round)');
   if (withPeer.length > 0) {
     lines.push(`cpu_detail ms/job, medians of the rounds, unpaced: ours-http (one user per job) without emulators=${fixed(median(withPeer.map((r) => withoutEmulators(r.oneUser))))}`
       + ` [${medianGroups(withPeer.map((r) => r.oneUser))}]; graphile-worker total=${fixed(median(withPeer.map((r) => total(r.graphile!.cpuPerJob))))} [${medianGroups(withPeer.map((r) => r.graphile!))}]`);
