@@ -104,8 +104,6 @@ export async function startGraphileKeptPeer(o: { databaseUrl: string; mockAiUrl:
         [payload.jobId, lease, model, w.window_start, ESTIMATE.tokens, ESTIMATE.cost]);
       return { windowStart: w.window_start };
     });
-    // Streamed, as ours asks for it, and read with ours' reader (the SDK's own stream costs more per event): the
-    // answer whose pieces the projection stores arrives as ours' does, only nobody is pushed its deltas.
     const response = await ai.chat.completions.create({
       model, response_format: { type: 'json_object' }, stream: true, stream_options: { include_usage: true },
       messages: [{ role: 'system', content: o.workload.prompt.system }, { role: 'user', content: o.workload.prompt.render(input) }],

@@ -46,6 +46,8 @@ type KeptHeadline = (typeof KEPT_HEADLINES)[number];
 const total = (o?: Record<string, number>) => (o ? Object.values(o).reduce((a, b) => a + b, 0) : NaN);
 const p50 = (v?: number[]) => (v ? percentile(v, 50) : NaN);
 const median = (v: number[]) => percentile(v, 50);
+/** Ours' paced p50 (of created → startedAt, or of client submit → startedAt) ÷ a paced peer's submit → start p50. */
+const shareRatio = (ours: number[] | undefined, peer?: RunFigures) => (peer ? p50(ours) / p50(peer.toStartMs) : NaN);
 
 /** A run's CPU per job without the emulators' (SQS, the mock provider, moto: other machines' work when deployed). */
 const withoutEmulators = (f: RunFigures) => total(f.cpuPerJob) - (f.cpuPerJob?.emulators ?? 0);
@@ -57,8 +59,8 @@ export function roundHeadlines(r: RoundFigures): Record<Headline, number> {
   return {
     peer_ratio: g ? r.oneUser.jobsPerSecond / g.jobsPerSecond : NaN,
     peer_ratio_few_users: g ? r.fewUsers.jobsPerSecond / g.jobsPerSecond : NaN,
-    share_handoff_ratio: gs ? p50(r.oursShare.toStartMs) / p50(gs.toStartMs) : NaN,
-    share_submit_ratio: gs ? p50(r.oursShare.submitToStartMs) / p50(gs.toStartMs) : NaN,
+    share_handoff_ratio: shareRatio(r.oursShare.toStartMs, gs),
+    share_submit_ratio: shareRatio(r.oursShare.submitToStartMs, gs),
     cpu_ratio: g ? withoutEmulators(r.oneUser) / total(g.cpuPerJob) : NaN,
     db_cpu_ratio: g ? (r.oneUser.cpuPerJob?.mariadb ?? NaN) / (g.cpuPerJob?.postgres ?? NaN) : NaN,
     write_tx_per_job: r.writeTxPerJob ?? NaN,
@@ -68,13 +70,12 @@ export function roundHeadlines(r: RoundFigures): Record<Headline, number> {
 /** One round's ratios to graphile-worker-kept (NaN when it did not run). */
 export function keptHeadlines(r: RoundFigures): Record<KeptHeadline, number> {
   const k = r.graphileKept;
-  const ks = r.graphileKeptShare;
   return {
     peer_ratio_kept: k ? r.oneUser.jobsPerSecond / k.jobsPerSecond : NaN,
     db_cpu_ratio_kept: k ? (r.oneUser.cpuPerJob?.mariadb ?? NaN) / (k.cpuPerJob?.postgres ?? NaN) : NaN,
     cpu_ratio_kept: k ? withoutEmulators(r.oneUser) / total(k.cpuPerJob) : NaN,
-    share_handoff_ratio_kept: ks ? p50(r.oursShare.toStartMs) / p50(ks.toStartMs) : NaN,
-    share_submit_ratio_kept: ks ? p50(r.oursShare.submitToStartMs) / p50(ks.toStartMs) : NaN,
+    share_handoff_ratio_kept: shareRatio(r.oursShare.toStartMs, r.graphileKeptShare),
+    share_submit_ratio_kept: shareRatio(r.oursShare.submitToStartMs, r.graphileKeptShare),
     cpu_ratio_kept_no_emulators: k ? withoutEmulators(r.oneUser) / withoutEmulators(k) : NaN,
   };
 }
