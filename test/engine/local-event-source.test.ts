@@ -158,6 +158,44 @@ describe('startPoller', () => {
     expect(most).toBe(3);
     expect(await counts(queueUrl)).toEqual({ visible: 0, inFlight: 0 });
   });
+
+  it('bounds the records in flight, not the batches: a message arriving while small batches run is received at once', async () => {
+    // concurrency 2 × batchSize 3: at most 6 records in flight, here as 6 batches of 1 (one message sent at a time).
+    const queueUrl = await queueWith(0);
+    const held: (() => void)[] = [];
+    let records = 0;
+    let handled = 0;
+    const poller = startPoller({
+      sqs, queueUrl, queueArn: 'arn:aws:sqs:us-east-1:000000000000:event-source.fifo', concurrency: 2, batchSize: 3,
+      onError: (err) => { throw err; },
+      handle: async (event: SQSEvent) => {
+        records += event.Records.length;
+        await new Promise<void>((release) => held.push(release));
+        records -= event.Records.length;
+        handled += event.Records.length;
+        return { batchItemFailures: [] };
+      },
+    });
+    const send = (i: number) => sqs.send(new SendMessageBatchCommand({
+      QueueUrl: queueUrl, Entries: [{ Id: `m${i}`, MessageBody: `message ${i}`, MessageGroupId: `g${i}`, MessageDeduplicationId: `d${i}` }],
+    }));
+    for (let i = 0; i < 6; i += 1) {
+      await send(i);
+      await waitFor(async () => held.length === i + 1, `message ${i} received while ${i} batches run`);
+    }
+    expect(records).toBe(6);
+    // A seventh waits in the queue until a record is done, and then comes in a batch of its own.
+    await send(6);
+    await waitFor(async () => (await counts(queueUrl)).visible === 1, 'the seventh message waiting');
+    expect(held.length).toBe(6);
+    held.shift()!();
+    await waitFor(async () => held.length === 6 && handled === 1, 'the seventh message received after a record is done');
+    expect(records).toBe(6);
+    while (held.length > 0) held.shift()!();
+    await waitFor(async () => handled === 7, 'every record handled');
+    await poller.stop();
+    expect(await counts(queueUrl)).toEqual({ visible: 0, inFlight: 0 });
+  });
 });
 
 describe('workerExecArgv (the consumer thread\'s execArgv)', () => {
