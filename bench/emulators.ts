@@ -1,6 +1,7 @@
 /**
  * The services the engine talks to over the network in production (SQS, the AI provider, EventBridge and KMS),
- * run in a process of their own for benchmarks: fauxqs, the mock chat-completions server, the local realtime hub
+ * run in a process of their own for benchmarks: fauxqs and the mock chat-completions server each on a worker thread
+ * of its own (./emulator-thread.ts; BENCH_EMULATOR_THREADS=0: all on the main thread), the local realtime hub
  * (AppSync Events' stand-in: it checks each publish's SigV4 signature and fans it out; it takes publishes signed
  * with the local runtime's default key pair and refuses every subscriber, as no bench using this process
  * subscribes), and moto_server when it is installed (as `npm start` uses it; a child of this process, so its CPU
@@ -11,13 +12,13 @@
  * `--count`: SQS and the AWS-API server are reached through counting proxies (./capacity/aws-call-counter.ts),
  * which also answer GET `countsPath` with the calls seen so far.
  */
-import { startFauxqs } from 'fauxqs';
-import { startMockAiServer } from '../lib/dev/mock-ai-server.ts';
-import { jobTypeMockResponder } from '../lib/dev/mock-responder.ts';
+import { once } from 'node:events';
+import { Worker } from 'node:worker_threads';
+import { workerExecArgv } from '../lib/dev/local-runtime/consumers.ts';
 import { MotoUnavailableError, startMoto } from '../lib/dev/moto.ts';
-import { freePort } from '../lib/dev/ports.ts';
 import { startRealtimeHub } from '../lib/dev/local-runtime/realtime-hub.ts';
 import { startAwsCallCounter } from './capacity/aws-call-counter.ts';
+import { startService, type EmulatedService } from './emulator-thread.ts';
 
 export interface EmulatorEndpoints {
   sqsEndpoint: string;
@@ -30,8 +31,22 @@ export interface EmulatorEndpoints {
   counts?: { sqs: string; aws?: string };
 }
 
-const fauxqs = await startFauxqs({ port: await freePort(), host: '127.0.0.1', logger: false } as Parameters<typeof startFauxqs>[0]);
-const mock = await startMockAiServer({ respond: jobTypeMockResponder, apiKey: 'mock-key' });
+/** `service` on a worker thread of its own (the thread inherits this process's module loaders and profilers). */
+async function onThread(service: EmulatedService): Promise<{ url: string; stop(): Promise<void> }> {
+  const worker = new Worker(new URL('./emulator-thread.ts', import.meta.url), { workerData: { service }, execArgv: workerExecArgv(process.execArgv) });
+  const [started] = (await once(worker, 'message')) as [{ url: string }];
+  return {
+    url: started.url,
+    stop: async () => {
+      worker.postMessage('stop');
+      await once(worker, 'message');
+      await worker.terminate();
+    },
+  };
+}
+
+const threads = process.env.BENCH_EMULATOR_THREADS !== '0';
+const [fauxqs, mock] = await Promise.all((['fauxqs', 'mock'] as const).map((s) => (threads ? onThread(s) : startService(s))));
 const hub = await startRealtimeHub({
   port: 0, host: '127.0.0.1',
   verifyToken: () => Promise.reject(new Error('this hub takes no subscribers')),
@@ -42,7 +57,7 @@ const moto = await startMoto().catch((err: unknown) => {
   if (err instanceof MotoUnavailableError) return undefined;
   throw err;
 });
-const endpoints: EmulatorEndpoints = { sqsEndpoint: `http://127.0.0.1:${fauxqs.port}`, mockAiUrl: mock.url, realtimeHttpEndpoint: hub.httpEndpoint, ...(moto ? { awsEndpoint: moto.endpoint } : {}) };
+const endpoints: EmulatorEndpoints = { sqsEndpoint: fauxqs!.url, mockAiUrl: mock!.url, realtimeHttpEndpoint: hub.httpEndpoint, ...(moto ? { awsEndpoint: moto.endpoint } : {}) };
 const counters = process.argv.includes('--count')
   ? await Promise.all([startAwsCallCounter(endpoints.sqsEndpoint), ...(moto ? [startAwsCallCounter(moto.endpoint)] : [])])
   : [];
@@ -56,7 +71,7 @@ let stopping = false;
 const stop = () => {
   if (stopping) return;
   stopping = true;
-  void Promise.all([...counters.map((c) => c.close()), fauxqs.stop(), mock.close(), hub.stop(), moto?.stop()]).then(() => process.exit(0));
+  void Promise.all([...counters.map((c) => c.close()), fauxqs!.stop(), mock!.stop(), hub.stop(), moto?.stop()]).then(() => process.exit(0));
 };
 process.on('SIGTERM', stop);
 // The parent holds our stdin: its end (the parent finished, or died) stops everything.
