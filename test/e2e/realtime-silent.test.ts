@@ -7,7 +7,7 @@
 import net from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { REALTIME_ENDPOINT_ENV, REALTIME_TIMEOUT_ENV } from '../../lib/realtime/publisher-from-env.ts';
-import { CONSUMER_CONCURRENCY } from '../../lib/dev/local-runtime/consumers.ts';
+import { CONSUMER_BATCH_SIZE, CONSUMER_CONCURRENCY } from '../../lib/dev/local-runtime/consumers.ts';
 import { startE2e, type E2e } from '../helpers/e2e-runtime.ts';
 import { textOf, wholeLog } from '../helpers/stream-helpers.ts';
 import { watchOnRuntime } from '../helpers/watch-recorder.ts';
@@ -43,19 +43,24 @@ afterAll(async () => {
 });
 
 async function feynman(concept: string, marker = '[tps:200]'): Promise<string> {
-  const res = await e.api('POST', '/api/ai/feynman-evaluations', { token: alice, body: { concept, explanation: `Mass attracts mass. ${marker}` } });
+  return feynmanAs(alice, concept, marker);
+}
+
+async function feynmanAs(token: string, concept: string, marker = '[tps:200]'): Promise<string> {
+  const res = await e.api('POST', '/api/ai/feynman-evaluations', { token, body: { concept, explanation: `Mass attracts mass. ${marker}` } });
   expect(res.status).toBe(202);
   return res.body.jobId as string;
 }
 
 describe('a realtime endpoint that never answers', () => {
-  it('holds no consumer slot: more jobs than slots, one after another, each succeeds long before a publish could time out', async () => {
-    // Were a batch to wait for its publishes (60 s), the slots would all be taken after the first few jobs and the
-    // next one could not start within waitForTerminal's 20 s.
-    for (let i = 0; i <= CONSUMER_CONCURRENCY.interactive + 1; i += 1) {
-      const jobId = await feynman(`Gravity silent ${i}`);
-      expect((await e.waitForTerminal(jobId, alice)).lifecycleStatus).toBe('succeeded');
-    }
+  it('holds no consumer slot: more jobs than the records a queue may have in flight, each succeeds long before a publish could time out', async () => {
+    // Were a batch to wait for its publishes (60 s), its records would stay in flight: once the queue's bound is
+    // reached, the last job could not start within waitForTerminal's 20 s. One job a user (a user's active jobs are limited).
+    const jobs = CONSUMER_CONCURRENCY.interactive * CONSUMER_BATCH_SIZE + 1;
+    const users = await Promise.all(Array.from({ length: jobs }, (_, i) => e.token(`silent-${i}`)));
+    const ids = await Promise.all(users.map((token, i) => feynmanAs(token, `Gravity silent ${i}`)));
+    const ends = await Promise.all(ids.map((jobId, i) => e.waitForTerminal(jobId, users[i]!)));
+    expect(ends.map((j) => j.lifecycleStatus)).toEqual(ids.map(() => 'succeeded'));
     expect(connections).toBeGreaterThan(0);
   });
 

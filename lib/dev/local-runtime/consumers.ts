@@ -23,8 +23,14 @@ import { startPoller, type Poller } from './queue-poller.ts';
  */
 export const SHUTDOWN_GRACE_MS = 15_000;
 
-/** Batches handled at once per queue (the consumer Lambdas' concurrency, locally). */
+/**
+ * The consumer Lambdas' concurrency per queue, locally: with {@link CONSUMER_BATCH_SIZE}, how many records a queue
+ * may have in flight at once (./queue-poller.ts bounds records, not batches).
+ */
 export const CONSUMER_CONCURRENCY = { interactive: 4, background: 2 } as const;
+
+/** Records per batch at most, as the SQS event source's batch size. */
+export const CONSUMER_BATCH_SIZE = 10;
 
 export type QueueTargets = Record<QueueName, { queueUrl: string; queueArn: string }>;
 
@@ -43,7 +49,7 @@ export function startConsumers(o: { queues: QueueTargets; engine: EngineDeps; lo
   const pollers: Poller[] = JOB_QUEUE_NAMES.map((name) => {
     const { queueUrl, queueArn } = o.queues[name];
     return startPoller({
-      sqs, queueUrl, queueArn, concurrency: CONSUMER_CONCURRENCY[name], batchSize: 10,
+      sqs, queueUrl, queueArn, concurrency: CONSUMER_CONCURRENCY[name], batchSize: CONSUMER_BATCH_SIZE,
       onError: (err) => o.log(`${name} consumer: ${(err as Error).name}: ${(err as Error).message}`),
       // As the consumer Lambda: the batch's pushes are flushed (bounded) before the batch is acknowledged.
       handle: withStreamPublishing((event) => consumeBatch(event, { queueUrl, sqs, engine: o.engine, stopping: stopping.signal })),

@@ -1,11 +1,12 @@
 /**
  * Plays the Lambda SQS event source locally: long-polls a queue, hands each batch to the consumer exactly as
  * Lambda would (an SQS event of at most `batchSize` records), then deletes the records not reported in
- * `batchItemFailures`. What it bounds is the records in flight, `concurrency` × `batchSize`, not the batches:
- * on AWS a batch holds a container of its own until its slowest record is done, but here every batch shares one
- * thread, and a slot kept for a batch that is finishing its last record only made the next message wait for it
- * (bench:peers at 0.8 of capacity: ~11 ms of a ~20 ms hand-off). So a message that arrives while 2 batches of 1
- * are running is received at once, and a backlog is still taken 10 records a batch, `concurrency` batches at once. Failed records stay in flight until their
+ * `batchItemFailures`. What it bounds is the records in flight, `concurrency` × `batchSize`, not the batches. On
+ * AWS a batch holds a container of its own until its slowest record is done. Here every batch shares one thread,
+ * so a batch's slot guards nothing the records bound does not; kept until the batch's last record was done, it
+ * only made the next message wait (bench:peers at 0.8 of capacity: 11 ms of a 21 ms hand-off, docs/performance.md).
+ * So a message that arrives while small batches run is received at once, and a backlog is still taken
+ * `batchSize` records a batch, `concurrency` batches at once. Failed records stay in flight until their
  * visibility timeout (which the consumer may have set to a retry delay) ends. A batch whose handler throws is
  * reported to `onError` and not deleted: its records come back after the visibility timeout.
  *
