@@ -1,7 +1,9 @@
 /**
  * One emulated service on a worker thread of bench/emulators.ts: `fauxqs` (SQS) or `mock` (the chat-completions
  * provider). On AWS each is a service of its own, so one's load never delays another's answers; on one event loop
- * they did: an SQS send waited behind the mock streaming answers and the realtime hub checking signatures. Posts
+ * they did: an SQS send waited behind the mock streaming answers and the realtime hub checking signatures
+ * (`SendMessageBatch` of one message at 80 a second, 6 streamed answers always in flight, 3 alternating pairs of
+ * 800 sends: p50 2.6–2.8 ms on threads against 2.9–3.7 on one loop). Posts
  * `{ url }` once it listens; stops on the message `'stop'` and posts `'stopped'`.
  */
 import { parentPort, workerData } from 'node:worker_threads';
