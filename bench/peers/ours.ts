@@ -57,7 +57,9 @@ export async function startOursHost(databaseUrl: string, endpoints: object): Pro
           echo.write(`${line}\n`);
           return;
         }
-        key = `text: ${line.split(' ').slice(0, 3).join(' ')}`;
+        // A realtime publish problem's kind (failed, dropped) and reason, when the line carries them.
+        const problem = /"kind":"(\w+)"(?:.*?"reason":"([^"]{0,40}))?/.exec(line);
+        key = `text: ${line.split(' ').slice(0, 3).join(' ')}${problem ? ` (${problem.slice(1).filter(Boolean).join(': ')})` : ''}`;
       }
       logCounts.set(key, (logCounts.get(key) ?? 0) + 1);
     });
