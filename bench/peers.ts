@@ -6,7 +6,7 @@
  * BENCH_CLIENTS concurrent clients (4); each job calls the one shared OpenAI-compatible mock (no latency) with
  * our prompt and writes its result rows (ours: the projection's QuizQuestion rows; a peer: rows of the same
  * shape in PostgreSQL). fauxqs, the mock, the realtime hub and moto_server (when installed) run in a child process
- * (bench/emulators.ts). Systems:
+ * (bench/emulators.ts; fauxqs and the mock each on a thread of their own). Systems:
  * - `ours-http`: POST to the job type's collection on the local runtime, one user per job (each run a fresh set
  *   of users, so no token, limit or usage row of an earlier run is reused), local JWTs. The runtime runs in a
  *   child process started as `npm start` starts it, except that fauxqs and the mock are not in its process
