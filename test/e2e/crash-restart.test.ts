@@ -103,7 +103,7 @@ describe('SIGKILL of the local runtime', () => {
       const states = Object.values(atKill).reduce<Record<string, number>>((n, state) => ({ ...n, [state]: (n[state] ?? 0) + 1 }), {});
       console.log(`restart → last accepted job terminal: ${elapsedMs} ms (states at kill: ${JSON.stringify(states)})`);
       // A job that did not succeed shows why.
-      expect(done.map((j) => (j.lifecycleStatus === 'succeeded' ? 'succeeded' : `${j.lifecycleStatus} ${j.errorCode}: ${j.errorMessage}`))).toEqual(all.map(() => 'succeeded'));
+      expect(done.map((j) => (j.lifecycleStatus === 'succeeded' ? 'succeeded' : `${j.lifecycleStatus} ${j.errorCode}: ${j.internalErrorMessage ?? j.publicErrorMessage}`))).toEqual(all.map(() => 'succeeded'));
       for (const id of all) {
         expect(await db.aiJobTransition.count({ where: { jobId: id, toStatus: 'succeeded' } })).toBe(1);
         const rows = between.includes(id) ? await db.flashcard.count({ where: { jobId: id } }) : await db.feynmanEvaluation.count({ where: { jobId: id } });
