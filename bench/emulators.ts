@@ -45,8 +45,8 @@ async function onThread(service: EmulatedService): Promise<{ url: string; stop()
   };
 }
 
-const threads = process.env.BENCH_EMULATOR_THREADS !== '0';
-const [fauxqs, mock] = await Promise.all((['fauxqs', 'mock'] as const).map((s) => (threads ? onThread(s) : startService(s))));
+const start = process.env.BENCH_EMULATOR_THREADS === '0' ? startService : onThread;
+const [fauxqs, mock] = await Promise.all([start('fauxqs'), start('mock')]);
 const hub = await startRealtimeHub({
   port: 0, host: '127.0.0.1',
   verifyToken: () => Promise.reject(new Error('this hub takes no subscribers')),
@@ -57,7 +57,7 @@ const moto = await startMoto().catch((err: unknown) => {
   if (err instanceof MotoUnavailableError) return undefined;
   throw err;
 });
-const endpoints: EmulatorEndpoints = { sqsEndpoint: fauxqs!.url, mockAiUrl: mock!.url, realtimeHttpEndpoint: hub.httpEndpoint, ...(moto ? { awsEndpoint: moto.endpoint } : {}) };
+const endpoints: EmulatorEndpoints = { sqsEndpoint: fauxqs.url, mockAiUrl: mock.url, realtimeHttpEndpoint: hub.httpEndpoint, ...(moto ? { awsEndpoint: moto.endpoint } : {}) };
 const counters = process.argv.includes('--count')
   ? await Promise.all([startAwsCallCounter(endpoints.sqsEndpoint), ...(moto ? [startAwsCallCounter(moto.endpoint)] : [])])
   : [];
@@ -71,7 +71,7 @@ let stopping = false;
 const stop = () => {
   if (stopping) return;
   stopping = true;
-  void Promise.all([...counters.map((c) => c.close()), fauxqs!.stop(), mock!.stop(), hub.stop(), moto?.stop()]).then(() => process.exit(0));
+  void Promise.all([...counters.map((c) => c.close()), fauxqs.stop(), mock.stop(), hub.stop(), moto?.stop()]).then(() => process.exit(0));
 };
 process.on('SIGTERM', stop);
 // The parent holds our stdin: its end (the parent finished, or died) stops everything.
