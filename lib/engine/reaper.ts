@@ -5,8 +5,9 @@
  * - Expired leases (a crashed or frozen consumer, beyond a grace period): attempts left → the lease is released
  *   and the job re-enqueued through the outbox for its next attempt; none left → `failed` with LEASE_EXPIRED.
  * - Overdue retries: a released lease stores when its retry is due (`lockUntil`); overdue by more than
- *   `overdueRetryMs` → re-enqueued once per attempt; if that re-enqueue was published and the retry is overdue
- *   again → `failed` with LEASE_EXPIRED.
+ *   `overdueRetryMs` → re-enqueued once per attempt; if that re-enqueue was published longer ago than the job
+ *   queue's bound for a first delivery (`queuedBoundMs`, at least `overdueRetryMs`) and the retry still has not
+ *   started → `failed` with LEASE_EXPIRED. A retry waiting its turn in a backlog is given as long as a new job.
  * - Queued jobs nobody picked up: ./reaper-queued.ts.
  * Re-enqueue dedupe keys carry the attempt number (a new SQS deduplication id), and the message goes to a
  * message group of its own, so it never waits behind a hidden original of the same FIFO group. A message that
@@ -26,9 +27,12 @@ export const LEASE_EXPIRED = 'LEASE_EXPIRED';
 export interface ReaperOptions {
   /** Beyond the lease's end, before the reaper steps in (the heartbeat may just be late). */
   graceMs: number;
-  /** How far past its due time a released job's retry may be before it counts as lost. */
+  /** How far past its due time a released job's retry may be before it is re-enqueued (once per attempt). */
   overdueRetryMs: number;
-  /** How long a queued job may wait for its first delivery, per queue, before it counts as lost. */
+  /**
+   * How long a queued job may wait for its first delivery, per queue, before it counts as lost; a retry's
+   * re-enqueue gets as long (or `overdueRetryMs`, if longer) before the job fails.
+   */
   queuedBoundMs: Record<QueueName, number>;
   limit: number;
   now?: Date;
@@ -77,8 +81,9 @@ export async function reapExpiredLeases(db: PrismaDb, opts: ReaperOptions = DEFA
 }
 
 /**
- * Released jobs whose retry is overdue (their message is presumably gone): re-enqueue once per attempt, then
- * give up. Served by the (lifecycleStatus, createdAt) index over running jobs only (open work, never history).
+ * Released jobs whose retry is overdue (their message is presumably gone): re-enqueue once per attempt; fail
+ * the job only once that re-enqueue has been published for longer than its queue's bound ({@link lostRetryCutoff}).
+ * Served by the (lifecycleStatus, createdAt) index over running jobs only (open work, never history).
  */
 export async function reapOverdueRetries(db: PrismaDb, opts: ReaperOptions = DEFAULT_REAPER_OPTIONS): Promise<ReapCounts> {
   const counts = emptyCounts();
@@ -90,7 +95,7 @@ export async function reapOverdueRetries(db: PrismaDb, opts: ReaperOptions = DEF
     await guarded(counts, async () => {
       const previous = await db.outboxEvent.findUnique({ where: { dedupeKey: enqueueKey(job.id, nextAttemptLabel(job)) }, select: { publishedAt: true } });
       if (previous) {
-        if (!previous.publishedAt || previous.publishedAt > cutoff) return; // still on its way
+        if (!previous.publishedAt || previous.publishedAt > lostRetryCutoff(job, opts, now)) return; // still on its way, or waiting its turn
         await markFailed(db, job.id, fence, leaseExpired('re-enqueued once already; the retry never started'));
         counts.failed += 1;
         return;
@@ -105,6 +110,15 @@ export async function reapOverdueRetries(db: PrismaDb, opts: ReaperOptions = DEF
     });
   }
   return counts;
+}
+
+/**
+ * A retry's re-enqueue published before this is lost: the job's queue gives a message as long as it gives a new
+ * job's first delivery (a backlog delays both alike), and never less than `overdueRetryMs`.
+ */
+export function lostRetryCutoff(job: Pick<AiJob, 'queueName'>, opts: ReaperOptions, now: Date): Date {
+  const queueBound = opts.queuedBoundMs[job.queueName as QueueName] ?? 0;
+  return new Date(now.getTime() - Math.max(opts.overdueRetryMs, queueBound));
 }
 
 /**

@@ -81,7 +81,7 @@ describe('leases', () => {
     expect(await db.aiJob.findUniqueOrThrow({ where: { id: created.id } })).toMatchObject({ lifecycleStatus: 'failed', errorCode: 'LEASE_EXPIRED' });
   });
 
-  it('re-enqueues a released job whose retry is overdue, once, then fails it', async () => {
+  it('re-enqueues a released job whose retry is overdue, once, then fails it once its queue\'s bound has passed', async () => {
     const created = await h.create({ jobType: 'quick_retry_job', input: { prompt: 'lost', scenario: 'server_error' } });
     await h.deliver(); // attempt 1 fails retryably: lease released, message due again after the backoff
     await h.sqs.send(new ReceiveMessageCommand({ QueueUrl: h.queues.interactive.queueUrl, VisibilityTimeout: 60, WaitTimeSeconds: 2 })); // "lost"
@@ -89,8 +89,13 @@ describe('leases', () => {
     expect(await reapOverdueRetries(db, later)).toMatchObject({ reenqueued: 1 });
     expect(await db.outboxEvent.count({ where: { dedupeKey: `ai.job.enqueue:${created.id}:attempt-2` } })).toBe(1);
     await runDispatchCycle(h.dispatcher); // the re-enqueue is published (and, in this test, lost again)
-    const evenLater = { ...later, now: new Date(Date.now() + 120_000) };
-    expect(await reapOverdueRetries(db, evenLater)).toMatchObject({ failed: 1 });
+    // Two minutes on, the re-enqueue may just be waiting its turn in a backlog: the interactive queue gives a
+    // message 5 minutes (DEFAULT_REAPER_OPTIONS.queuedBoundMs), as it gives a new job's first delivery.
+    const backlogged = { ...later, now: new Date(Date.now() + 120_000) };
+    expect(await reapOverdueRetries(db, backlogged)).toMatchObject({ reenqueued: 0, failed: 0 });
+    expect(await db.aiJob.findUniqueOrThrow({ where: { id: created.id } })).toMatchObject({ lifecycleStatus: 'running', lockedBy: null });
+    const pastTheBound = { ...later, now: new Date(Date.now() + DEFAULT_REAPER_OPTIONS.queuedBoundMs.interactive + 1_000) };
+    expect(await reapOverdueRetries(db, pastTheBound)).toMatchObject({ failed: 1 });
     expect(await db.aiJob.findUniqueOrThrow({ where: { id: created.id } })).toMatchObject({ lifecycleStatus: 'failed', errorCode: 'LEASE_EXPIRED' });
   });
 });
