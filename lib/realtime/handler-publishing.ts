@@ -2,7 +2,9 @@
  * Realtime publishing around a handler: every entry point that can move a job or append to its stream (the user
  * and admin API functions, the consumers, the dispatcher, the reaper; the local runtime's threads) publishes its
  * stream entries through the process's registered publisher (lib/stream/publisher-registry.ts) and, before it
- * returns, waits at most {@link HANDLER_FLUSH_MS} for the publishes still in flight.
+ * returns, waits at most {@link HANDLER_FLUSH_MS} for its own publishes still in flight: each invocation runs in
+ * a publish scope of its own (lib/stream/publish-scope.ts), so where invocations share a process (the local
+ * runtime's batches on one thread) one's flush neither waits for nor abandons another's publishes.
  *
  * Why a bound and not "until done": a Lambda must not return with requests in flight (the execution environment
  * is frozen with them and they fail or arrive late at the next invocation), yet a realtime service that is down
@@ -10,6 +12,7 @@
  * what the bound abandons, readers backfill from the log (docs/streaming.md "Publisher").
  */
 import { NO_STREAM_PUBLISHER, type StreamPublisher } from '../stream/protocol.ts';
+import { inPublishScope } from '../stream/publish-scope.ts';
 import { registerStreamPublisher, streamPublisher } from '../stream/publisher-registry.ts';
 import { REALTIME_ENDPOINT_ENV, streamPublisherFromEnv, type PublisherSinks } from './publisher-from-env.ts';
 
@@ -41,17 +44,17 @@ export function ensureStreamPublisher(env: Readonly<Record<string, string | unde
 }
 
 /**
- * `handler` with the process's publisher ensured before it runs and flushed (at most `flushMs`) after it
- * settles, whether it returned or threw. The flush never throws, so the handler's own outcome is what the caller
- * sees.
+ * `handler` with the process's publisher ensured before it runs, run in a publish scope of its own, and its
+ * publishes flushed (at most `flushMs`) after it settles, whether it returned or threw. The flush never throws, so
+ * the handler's own outcome is what the caller sees.
  */
 export function withStreamPublishing<A extends unknown[], R>(handler: (...args: A) => Promise<R>, flushMs = HANDLER_FLUSH_MS): (...args: A) => Promise<R> {
-  return async (...args: A): Promise<R> => {
+  return (...args: A): Promise<R> => inPublishScope(async () => {
     ensureStreamPublisher();
     try {
       return await handler(...args);
     } finally {
       await streamPublisher().flush(flushMs);
     }
-  };
+  });
 }

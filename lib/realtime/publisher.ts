@@ -3,8 +3,9 @@
  * `POST <endpoint>` `{channel, events}` signed with SigV4, after the durable append.
  *
  * Invariants (lib/stream/protocol.ts): `publish` never throws and never waits on the network; `flush` never
- * throws and returns within its bound with nothing left in flight (what is still queued or running then is
- * abandoned and counted). A realtime service that is down, slow or throttling costs a job nothing but the hint:
+ * throws and returns within its bound with nothing of its own left in flight (what is still queued or running
+ * then is abandoned and counted). Inside a publish scope (lib/stream/publish-scope.ts: one handler invocation)
+ * its own is what that scope published; outside one, everything. A realtime service that is down, slow or throttling costs a job nothing but the hint:
  * - at most `maxInFlight` requests run at once, each bounded by `timeoutMs`, none retried;
  * - at most `maxQueued` wait besides those the free slots will start; a push beyond that is dropped and counted;
  * - a job's requests go one at a time in `seq` order (no ordering across requests is documented by the
@@ -17,6 +18,7 @@
  * Every failure and drop goes to `report` (metrics and a log line without payload).
  */
 import type { StreamPublisher, StreamPush } from '../stream/protocol.ts';
+import { currentPublishScope, type PublishScope } from '../stream/publish-scope.ts';
 import { MAX_EVENTS_PER_PUBLISH } from './events-protocol.ts';
 import { DEFAULT_MAX_EVENT_BYTES, pushToRequests } from './push-events.ts';
 import { channelOfJob } from './server-channel.ts';
@@ -79,6 +81,8 @@ interface QueuedRequest {
   events: string[];
   controller?: AbortController;
   abandoned?: boolean;
+  /** The publish scopes whose pushes it carries (a job's pushes from two invocations can share a request). */
+  scopes?: PublishScope[];
 }
 
 export class HttpStreamPublisher implements StreamPublisher {
@@ -105,11 +109,13 @@ export class HttpStreamPublisher implements StreamPublisher {
   async flush(timeoutMs: number): Promise<void> {
     let timer: NodeJS.Timeout | undefined;
     try {
-      if (!this.isIdle()) {
-        const idle = new Promise<void>((resolve) => this.idleWaiters.push(resolve));
-        await Promise.race([idle, new Promise<void>((resolve) => { timer = setTimeout(resolve, Math.max(0, timeoutMs)); })]);
+      const scope = currentPublishScope();
+      const own = (): QueuedRequest[] => (scope ? scope.requests() as QueuedRequest[] : [...this.running, ...this.queue]);
+      if (own().length > 0) {
+        const settled = scope ? scope.idle() : new Promise<void>((resolve) => this.idleWaiters.push(resolve));
+        await Promise.race([settled, new Promise<void>((resolve) => { timer = setTimeout(resolve, Math.max(0, timeoutMs)); })]);
       }
-      if (!this.isIdle()) this.abandonAll();
+      this.abandon(own());
     } catch {
       // never throws
     } finally {
@@ -130,18 +136,22 @@ export class HttpStreamPublisher implements StreamPublisher {
   private enqueue(push: StreamPush): void {
     const channel = channelOfJob(push.userId, push.jobId);
     const { requests, oversized } = pushToRequests(push, this.o.maxEventBytes ?? DEFAULT_MAX_EVENT_BYTES);
+    const scope = currentPublishScope();
     if (oversized > 0) this.drop({ kind: 'dropped', jobId: push.jobId, reason: 'oversized', count: oversized });
     for (const events of requests) {
       const waiting = this.lastQueued(channel);
       if (waiting && waiting.events.length + events.length <= MAX_EVENTS_PER_PUBLISH) {
         waiting.events.push(...events);
+        joinScope(waiting, scope);
         continue;
       }
       if (this.queue.length >= this.queueRoom()) {
         this.drop({ kind: 'dropped', jobId: push.jobId, reason: 'queue-full', count: 1 });
         continue;
       }
-      this.queue.push({ jobId: push.jobId, channel, events });
+      const item: QueuedRequest = { jobId: push.jobId, channel, events };
+      joinScope(item, scope);
+      this.queue.push(item);
     }
     if (!this.pumpScheduled) {
       this.pumpScheduled = true;
@@ -197,6 +207,7 @@ export class HttpStreamPublisher implements StreamPublisher {
       .finally(() => {
         clearTimeout(timer);
         if (this.running.delete(item)) this.busyChannels.delete(item.channel);
+        leaveScopes(item);
         this.pump();
       });
   }
@@ -235,16 +246,20 @@ export class HttpStreamPublisher implements StreamPublisher {
     }
   }
 
-  /** Flush ran out of time: abort what runs, forget what waits, count both. */
-  private abandonAll(): void {
-    const waiting = this.queue.splice(0);
-    for (const item of [...this.running, ...waiting]) {
+  /** Flush ran out of time: abort what of `items` runs, forget what waits, count both; the rest goes on. */
+  private abandon(items: readonly QueuedRequest[]): void {
+    if (items.length === 0) return;
+    const gone = new Set(items);
+    const rest = this.queue.filter((item) => !gone.has(item));
+    this.queue.splice(0, this.queue.length, ...rest);
+    for (const item of items) {
       item.abandoned = true;
       item.controller?.abort();
-      this.running.delete(item);
-      this.busyChannels.delete(item.channel);
+      if (this.running.delete(item)) this.busyChannels.delete(item.channel);
+      leaveScopes(item);
       this.drop({ kind: 'dropped', jobId: item.jobId, reason: 'flush-timeout', count: 1 });
     }
+    this.pump();
   }
 
   private isIdle(): boolean {
@@ -272,6 +287,16 @@ function parseAnswer(text: string): { failed?: unknown[]; errors?: { errorType?:
   } catch {
     return undefined;
   }
+}
+
+function joinScope(item: QueuedRequest, scope: PublishScope | undefined): void {
+  if (!scope || item.scopes?.includes(scope)) return;
+  (item.scopes ??= []).push(scope);
+  scope.add(item);
+}
+
+function leaveScopes(item: QueuedRequest): void {
+  for (const scope of item.scopes ?? []) scope.done(item);
 }
 
 function errorTypeOf(err: unknown): { errorType?: string } {

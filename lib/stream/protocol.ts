@@ -84,7 +84,10 @@ export interface StreamPush {
  */
 export interface StreamPublisher {
   publish(push: StreamPush): void;
-  /** Waits at most `timeoutMs` for publishes still in flight (before a Lambda handler returns). Never throws. */
+  /**
+   * Waits at most `timeoutMs` for publishes still in flight (before a Lambda handler returns): inside a publish
+   * scope (./publish-scope.ts), the scope's own; outside one, all. Never throws.
+   */
   flush(timeoutMs: number): Promise<void>;
 }
 

@@ -1,7 +1,8 @@
 /**
  * withStreamPublishing (lib/realtime/handler-publishing.ts): a handler's pushes are delivered before it returns
  * when the service answers, abandoned at the bound when it does not; the handler's own result or error is what
- * the caller gets. ensureStreamPublisher builds the environment's publisher once, never over a registered one.
+ * the caller gets; invocations sharing a process each flush their own. ensureStreamPublisher builds the
+ * environment's publisher once, never over a registered one.
  */
 import { afterEach, describe, expect, it } from 'vitest';
 import { ensureStreamPublisher, withStreamPublishing } from '../../lib/realtime/handler-publishing.ts';
@@ -9,7 +10,7 @@ import { HttpStreamPublisher } from '../../lib/realtime/publisher.ts';
 import { NO_STREAM_PUBLISHER, type StreamPush } from '../../lib/stream/protocol.ts';
 import { publishPush, registerStreamPublisher, streamPublisher } from '../../lib/stream/publisher-registry.ts';
 import { freePort } from '../helpers/ports.ts';
-import { channelFor, newJobId, startTestHub, textPush, waitUntil, type TestHub } from './realtime-fixture.ts';
+import { channelFor, holdingEndpoint, newJobId, startTestHub, textPush, waitUntil, type TestHub } from './realtime-fixture.ts';
 import { createRealtimeClient } from '../../lib/client/realtime-client.ts';
 
 const cleanups: (() => unknown)[] = [];
@@ -59,6 +60,28 @@ describe('withStreamPublishing', () => {
     await expect(failing()).rejects.toThrow(RangeError);
     expect(publisher.stats()).toMatchObject({ inFlight: 0, queued: 0 });
     expect(publisher.stats().failed + publisher.stats().dropped).toBe(1);
+  });
+});
+
+describe('withStreamPublishing, invocations sharing a process', () => {
+  it('flushes each invocation\'s own publishes: a fast one returns without waiting for, or dropping, a held one\'s', async () => {
+    const slowJob = newJobId();
+    const held = await holdingEndpoint(slowJob);
+    cleanups.push(() => held.close());
+    const publisher = new HttpStreamPublisher({ httpEndpoint: `${held.url}/event`, sign: async (url, body) => ({ url, body, headers: {} }), timeoutMs: 60_000 });
+    use(publisher);
+    let finishSlow!: () => void;
+    const slowMayReturn = new Promise<void>((resolve) => (finishSlow = resolve));
+    const slow = withStreamPublishing(async () => {
+      publishPush(textPush('alice', slowJob, 1));
+      await slowMayReturn;
+    }, 100)();
+    await held.arrived;
+    await withStreamPublishing(async () => publishPush(textPush('alice', newJobId(), 1)), 600_000)();
+    expect(publisher.stats()).toMatchObject({ published: 1, inFlight: 1, dropped: 0 });
+    finishSlow();
+    await slow;
+    expect(publisher.stats()).toMatchObject({ published: 1, inFlight: 0, queued: 0, dropped: 1 });
   });
 });
 

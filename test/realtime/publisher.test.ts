@@ -14,8 +14,9 @@ import {
 import { HttpStreamPublisher, type PublishProblem } from '../../lib/realtime/publisher.ts';
 import { createEventsSigner } from '../../lib/realtime/sigv4.ts';
 import { NO_STREAM_PUBLISHER, type StreamPush } from '../../lib/stream/protocol.ts';
+import { inPublishScope } from '../../lib/stream/publish-scope.ts';
 import { silentEndpoint } from '../helpers/ports.ts';
-import { CREDENTIALS, REGION, channelFor, newJobId, startTestHub, textPush, waitUntil, type TestHub } from './realtime-fixture.ts';
+import { CREDENTIALS, REGION, channelFor, holdingEndpoint, newJobId, startTestHub, textPush, waitUntil, type TestHub } from './realtime-fixture.ts';
 
 const signer = createEventsSigner(REGION, CREDENTIALS);
 const publisherAt = (httpEndpoint: string, o: Partial<ConstructorParameters<typeof HttpStreamPublisher>[0]> = {}) => {
@@ -66,6 +67,37 @@ describe('with the realtime service unreachable', () => {
       expect(problems.map((p) => p.kind === 'dropped' && p.reason)).toEqual(['flush-timeout', 'flush-timeout']);
     } finally {
       await silent.close();
+    }
+  });
+
+  it('flushes a publish scope\'s own requests only: another scope\'s request is neither waited for nor abandoned', async () => {
+    const slowJob = newJobId();
+    const held = await holdingEndpoint(slowJob);
+    try {
+      const { publisher, problems } = publisherAt(`${held.url}/event`, { timeoutMs: 60_000 });
+      let finishB!: () => void;
+      const bMayFlush = new Promise<void>((resolve) => (finishB = resolve));
+      // Invocation B publishes to a job whose requests the service holds (its channel names the job), and flushes later.
+      const b = inPublishScope(async () => {
+        publisher.publish(textPush('alice', slowJob, 1));
+        await bMayFlush;
+        await publisher.flush(100);
+      });
+      await held.arrived;
+      // Invocation A, meanwhile: its flush returns once its own request is answered, however long its bound.
+      await inPublishScope(async () => {
+        publisher.publish(textPush('alice', newJobId(), 1));
+        await publisher.flush(600_000);
+      });
+      expect(publisher.stats()).toMatchObject({ published: 1, inFlight: 1, dropped: 0 });
+      expect(problems).toEqual([]);
+      // B's flush, at its bound, abandons B's request: the one still held.
+      finishB();
+      await b;
+      expect(publisher.stats()).toMatchObject({ published: 1, inFlight: 0, queued: 0, dropped: 1 });
+      expect(problems).toEqual([{ kind: 'dropped', jobId: slowJob, reason: 'flush-timeout', count: 1 }]);
+    } finally {
+      await held.close();
     }
   });
 

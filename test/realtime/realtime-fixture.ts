@@ -1,8 +1,11 @@
 /**
  * A local realtime hub on a free loopback port with its own signing key, and what tests need around it: tokens
  * for users and admins, a publisher signing with the hub's key pair, a raw protocol socket, and a collector for
- * pushes. Real servers only (the hub, `ws`, Node's WebSocket and fetch); nothing mocked.
+ * pushes, and an endpoint that holds some publishes unanswered. Real servers only (the hub, `ws`, Node's
+ * WebSocket and fetch); nothing mocked.
  */
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { ulid } from 'ulid';
 import type { JWTPayload } from 'jose';
 import { generateLocalJwtKey, signLocalToken, verifyLocalToken, type LocalJwtKey, type LocalTokenClaims } from '../../lib/api/local-jwt.ts';
@@ -109,4 +112,34 @@ export function waitUntil(condition: () => boolean): { promise: Promise<void>; t
   const promise = new Promise<void>((r) => (resolve = r));
   const tick = () => condition() && resolve();
   return { promise, tick };
+}
+
+/**
+ * An HTTP endpoint that accepts every publish at once, except those whose body mentions `holdMark`: it never
+ * answers them. `arrived` resolves when the first held request is in.
+ */
+export async function holdingEndpoint(holdMark: string): Promise<{ url: string; arrived: Promise<void>; close(): Promise<void> }> {
+  let arrivedNow!: () => void;
+  const arrived = new Promise<void>((resolve) => (arrivedNow = resolve));
+  const server = createServer((req, res) => {
+    let body = '';
+    req.setEncoding('utf8').on('data', (chunk: string) => (body += chunk)).on('end', () => {
+      if (body.includes(holdMark)) {
+        arrivedNow();
+        return;
+      }
+      const { events } = JSON.parse(body) as { events: string[] };
+      res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify({ successful: events.map((_, index) => ({ index, identifier: `${index}` })), failed: [] }));
+    });
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const { port } = server.address() as AddressInfo;
+  return {
+    url: `http://127.0.0.1:${port}`,
+    arrived,
+    close: async () => {
+      server.closeAllConnections();
+      await new Promise<void>((resolve) => server.close(() => resolve()));
+    },
+  };
 }
