@@ -117,7 +117,7 @@ export async function reapOverdueRetries(db: PrismaDb, opts: ReaperOptions = DEF
  * job's first delivery (a backlog delays both alike), and never less than `overdueRetryMs`.
  */
 export function lostRetryCutoff(job: Pick<AiJob, 'queueName'>, opts: ReaperOptions, now: Date): Date {
-  const queueBound = opts.queuedBoundMs[job.queueName as QueueName] ?? 0;
+  const queueBound = opts.queuedBoundMs[job.queueName as QueueName] ?? 0; // an unknown queue: the overdue bound
   return new Date(now.getTime() - Math.max(opts.overdueRetryMs, queueBound));
 }
 

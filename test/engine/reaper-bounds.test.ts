@@ -7,7 +7,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ReceiveMessageCommand } from '@aws-sdk/client-sqs';
 import { getPrisma } from '../../lib/db/client.ts';
 import { getSqlPool } from '../../lib/db/sql-pool.ts';
-import { DEFAULT_REAPER_OPTIONS, reapOverdueRetries, type ReaperOptions } from '../../lib/engine/reaper.ts';
+import { DEFAULT_REAPER_OPTIONS, lostRetryCutoff, reapOverdueRetries, type ReaperOptions } from '../../lib/engine/reaper.ts';
 import { QUEUED_NOT_PICKED_UP, reapUnpickedQueuedJobs } from '../../lib/engine/reaper-queued.ts';
 import { runDispatchCycle } from '../../lib/outbox/dispatcher.ts';
 import { startEngineHarness, type EngineHarness } from '../helpers/engine-harness.ts';
@@ -41,6 +41,18 @@ describe('overdue retries', () => {
     expect(await reapOverdueRetries(db, at(1_000))).toMatchObject({ reenqueued: 1 });
     const done = await h.runUntilTerminal(created.id);
     expect(done).toMatchObject({ lifecycleStatus: 'succeeded', attemptCount: 2 });
+  });
+});
+
+describe('a retry\'s bound before it counts as lost', () => {
+  it('is its queue\'s bound for a first delivery, never less than the overdue bound', () => {
+    const now = new Date('2026-12-01T12:00:00.000Z');
+    const before = (ms: number) => new Date(now.getTime() - ms);
+    expect(lostRetryCutoff({ queueName: 'background' }, DEFAULT_REAPER_OPTIONS, now)).toEqual(before(30 * 60_000));
+    expect(lostRetryCutoff({ queueName: 'interactive' }, DEFAULT_REAPER_OPTIONS, now)).toEqual(before(5 * 60_000));
+    const short = { ...DEFAULT_REAPER_OPTIONS, queuedBoundMs: { interactive: 1_000, background: 1_000 } };
+    expect(lostRetryCutoff({ queueName: 'interactive' }, short, now)).toEqual(before(60_000));
+    expect(lostRetryCutoff({ queueName: 'no-such-queue' }, DEFAULT_REAPER_OPTIONS, now)).toEqual(before(60_000));
   });
 });
 
