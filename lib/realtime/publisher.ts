@@ -4,8 +4,9 @@
  *
  * Invariants (lib/stream/protocol.ts): `publish` never throws and never waits on the network; `flush` never
  * throws and returns within its bound with nothing of its own left in flight (what is still queued or running
- * then is abandoned and counted). Inside a publish scope (lib/stream/publish-scope.ts: one handler invocation)
- * its own is what that scope published; outside one, everything. A realtime service that is down, slow or throttling costs a job nothing but the hint:
+ * then is abandoned and counted): inside a publish scope (lib/stream/publish-scope.ts: one handler invocation)
+ * what that scope published, outside one everything. A realtime service that is down, slow or throttling costs
+ * a job nothing but the hint:
  * - at most `maxInFlight` requests run at once, each bounded by `timeoutMs`, none retried;
  * - at most `maxQueued` wait besides those the free slots will start; a push beyond that is dropped and counted;
  * - a job's requests go one at a time in `seq` order (no ordering across requests is documented by the
@@ -18,7 +19,7 @@
  * Every failure and drop goes to `report` (metrics and a log line without payload).
  */
 import type { StreamPublisher, StreamPush } from '../stream/protocol.ts';
-import { currentPublishScope, type PublishScope } from '../stream/publish-scope.ts';
+import { currentPublishScope, joinScope, leaveScopes, type ScopedRequest } from '../stream/publish-scope.ts';
 import { MAX_EVENTS_PER_PUBLISH } from './events-protocol.ts';
 import { DEFAULT_MAX_EVENT_BYTES, pushToRequests } from './push-events.ts';
 import { channelOfJob } from './server-channel.ts';
@@ -75,14 +76,12 @@ export interface HttpStreamPublisherOptions {
   post?: JsonPost;
 }
 
-interface QueuedRequest {
+interface QueuedRequest extends ScopedRequest {
   jobId: string;
   channel: string;
   events: string[];
   controller?: AbortController;
   abandoned?: boolean;
-  /** The publish scopes whose pushes it carries (a job's pushes from two invocations can share a request). */
-  scopes?: PublishScope[];
 }
 
 export class HttpStreamPublisher implements StreamPublisher {
@@ -287,16 +286,6 @@ function parseAnswer(text: string): { failed?: unknown[]; errors?: { errorType?:
   } catch {
     return undefined;
   }
-}
-
-function joinScope(item: QueuedRequest, scope: PublishScope | undefined): void {
-  if (!scope || item.scopes?.includes(scope)) return;
-  (item.scopes ??= []).push(scope);
-  scope.add(item);
-}
-
-function leaveScopes(item: QueuedRequest): void {
-  for (const scope of item.scopes ?? []) scope.done(item);
 }
 
 function errorTypeOf(err: unknown): { errorType?: string } {

@@ -10,16 +10,21 @@
  */
 import { AsyncLocalStorage } from 'node:async_hooks';
 
+/** A publisher's request, with the scopes whose pushes it carries (two invocations' pushes of a job can share one). */
+export interface ScopedRequest {
+  scopes?: PublishScope[];
+}
+
 export class PublishScope {
-  private readonly pending = new Set<object>();
+  private readonly pending = new Set<ScopedRequest>();
   private waiters: (() => void)[] = [];
 
-  /** `request` carries a publish of this scope, until {@link done}. */
-  add(request: object): void {
+  /** `request` carries a publish of this scope, until {@link leaveScopes}. */
+  add(request: ScopedRequest): void {
     this.pending.add(request);
   }
 
-  done(request: object): void {
+  done(request: ScopedRequest): void {
     if (!this.pending.delete(request) || this.pending.size > 0) return;
     const waiters = this.waiters;
     this.waiters = [];
@@ -27,7 +32,7 @@ export class PublishScope {
   }
 
   /** The requests still carrying this scope's publishes. */
-  requests(): object[] {
+  requests(): ScopedRequest[] {
     return [...this.pending];
   }
 
@@ -47,4 +52,16 @@ export function inPublishScope<R>(fn: () => Promise<R>): Promise<R> {
 /** The scope of the code running now, if any. */
 export function currentPublishScope(): PublishScope | undefined {
   return storage.getStore();
+}
+
+/** `request` now carries a push made in `scope` (none: outside any invocation). */
+export function joinScope(request: ScopedRequest, scope: PublishScope | undefined): void {
+  if (!scope || request.scopes?.includes(scope)) return;
+  (request.scopes ??= []).push(scope);
+  scope.add(request);
+}
+
+/** `request` is done (answered, failed or abandoned): no scope waits for it any more. */
+export function leaveScopes(request: ScopedRequest): void {
+  for (const scope of request.scopes ?? []) scope.done(request);
 }
