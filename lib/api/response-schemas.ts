@@ -209,8 +209,8 @@ export const reaperReportSchema = z
     generatedAt: timestamp,
     bounds: z.strictObject({
       graceMs: count.describe('Grace after an expired lease (REAPER_LEASE_GRACE_MS)'),
-      overdueRetryMs: count.describe('How overdue a released retry may be (REAPER_OVERDUE_RETRY_MS)'),
-      queuedBoundMs: z.record(z.enum(QUEUE_NAMES), count).describe('How long a job may stay queued, per queue'),
+      overdueRetryMs: count.describe('How overdue a released retry may be before it is re-enqueued, once (REAPER_OVERDUE_RETRY_MS)'),
+      queuedBoundMs: z.record(z.enum(QUEUE_NAMES), count).describe('How long a job may stay queued, per queue; a re-enqueued retry gets as long before its job fails'),
     }),
     limitPerKind: count.describe('At most this many jobs per kind (and per queue for queued jobs)'),
     items: z.array(z.strictObject({

@@ -814,9 +814,9 @@ export interface components {
             bounds: {
                 /** @description Grace after an expired lease (REAPER_LEASE_GRACE_MS) */
                 graceMs: number;
-                /** @description How overdue a released retry may be (REAPER_OVERDUE_RETRY_MS) */
+                /** @description How overdue a released retry may be before it is re-enqueued, once (REAPER_OVERDUE_RETRY_MS) */
                 overdueRetryMs: number;
-                /** @description How long a job may stay queued, per queue */
+                /** @description How long a job may stay queued, per queue; a re-enqueued retry gets as long before its job fails */
                 queuedBoundMs: {
                     [key: string]: number;
                 };
