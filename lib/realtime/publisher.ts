@@ -12,13 +12,10 @@
  * - a job's requests go one at a time in `seq` order (no ordering across requests is documented by the
  *   service, so the publisher does not rely on one); readers order and de-duplicate by `seq` anyway;
  * - a push joins its job's last waiting request when the events fit (at most 5 a request), and requests start
- *   only once the code that made a push has run through its pending promise callbacks (`setImmediate`): pushes
- *   made together (an attempt's last batch and its `succeeded` entry, published as their commit returns) go as
- *   one request, and the pushes of a job that moves fast (running, its chunks, succeeded) cost one signed
- *   request each only while the service keeps up, and fewer when it does not;
- * - the job's own next request goes first: what the code that published starts next without waiting on I/O (the
- *   eager SQS send after the `queued` entry, the capacity reservation after `running`) is written to its socket
- *   before the hint is signed and sent.
+ *   only once the code that made a push has run to its next await (a microtask later): pushes made together
+ *   (an attempt's last batch and its `succeeded` entry, published as their commit returns) go as one request,
+ *   and the pushes of a job that moves fast (running, its chunks, succeeded) cost one signed request each only
+ *   while the service keeps up, and fewer when it does not.
  * Every failure and drop goes to `report` (metrics and a log line without payload).
  */
 import type { StreamPublisher, StreamPush } from '../stream/protocol.ts';
@@ -157,7 +154,7 @@ export class HttpStreamPublisher implements StreamPublisher {
     }
     if (!this.pumpScheduled) {
       this.pumpScheduled = true;
-      setImmediate(() => {
+      queueMicrotask(() => {
         this.pumpScheduled = false;
         this.pump();
       });
@@ -166,7 +163,7 @@ export class HttpStreamPublisher implements StreamPublisher {
 
   /**
    * How many requests may wait: `maxQueued`, plus the free request slots, which requests made in
-   * this turn take when the pump starts them.
+   * this turn take when the pump starts them a microtask later.
    */
   private queueRoom(): number {
     return (this.o.maxQueued ?? DEFAULT_MAX_QUEUED) + Math.max(0, (this.o.maxInFlight ?? DEFAULT_MAX_IN_FLIGHT) - this.running.size);

@@ -34,32 +34,10 @@ describe('with the realtime service unreachable', () => {
     publisher.publish(textPush('alice', newJobId(), 1));
     expect(publisher.stats()).toMatchObject({ queued: 1, inFlight: 0, published: 0 }); // handed off, not awaited
     await Promise.resolve();
-    expect(publisher.stats()).toMatchObject({ queued: 1, inFlight: 0 }); // not before the publishing code's promise callbacks
-    await new Promise(setImmediate);
-    expect(publisher.stats()).toMatchObject({ queued: 0, inFlight: 1 }); // started once they ran
+    expect(publisher.stats()).toMatchObject({ queued: 0, inFlight: 1 }); // started a microtask later
     await publisher.flush(10_000);
     expect(publisher.stats()).toMatchObject({ failed: 1, inFlight: 0, queued: 0 });
     expect(problems).toEqual([expect.objectContaining({ kind: 'failed', reason: 'network', events: 1 })]);
-  });
-
-  it("lets the publishing code's promise chain run first: a request it starts right after the push goes out before the hint", async () => {
-    const silent = await silentEndpoint();
-    try {
-      const { publisher } = publisherAt(`${silent.url}/event`, { timeoutMs: 60_000 });
-      publisher.publish(textPush('alice', newJobId(), 1));
-      // As the eager SQS send after the `queued` entry: an SDK call is a chain of awaited middleware.
-      let links = 0;
-      for (; links < 200; links += 1) {
-        await Promise.resolve();
-        expect(publisher.stats()).toMatchObject({ queued: 1, inFlight: 0 });
-      }
-      await new Promise(setImmediate);
-      expect(publisher.stats()).toMatchObject({ queued: 0, inFlight: 1 });
-      await publisher.flush(0);
-      expect(publisher.stats()).toMatchObject({ inFlight: 0, dropped: 1 });
-    } finally {
-      await silent.close();
-    }
   });
 
   it('an endpoint that never answers: each request gives up at its timeout and is counted', async () => {
@@ -128,7 +106,7 @@ describe('with the realtime service unreachable', () => {
     try {
       const { publisher, problems } = publisherAt(`${silent.url}/event`, { maxInFlight: 2, maxQueued: 3, timeoutMs: 60_000 });
       for (let i = 0; i < 10; i += 1) publisher.publish(textPush('alice', newJobId(), 1));
-      await new Promise(setImmediate);
+      await Promise.resolve();
       expect(publisher.stats()).toMatchObject({ inFlight: 2, queued: 3, dropped: 5 });
       expect(problems.filter((p) => p.kind === 'dropped' && p.reason === 'queue-full')).toHaveLength(5);
       await publisher.flush(50);
@@ -206,12 +184,12 @@ describe('with the hub up', () => {
     const publisher = t.publisher();
     const other = newJobId();
     publisher.publish(textPush('alice', jobId, 1));
-    await new Promise(setImmediate); // seq 1 is in flight
+    await Promise.resolve(); // seq 1 is in flight
     for (const seq of [2, 3, 4]) {
       publisher.publish(textPush('alice', jobId, seq));
       if (seq === 2) publisher.publish(textPush('alice', other, 1));
     }
-    await new Promise(setImmediate);
+    await Promise.resolve();
     expect(publisher.stats()).toMatchObject({ inFlight: 2, queued: 1 }); // seq 1 and the other job's run; 2–4 wait as one
     await done;
     client.close();
