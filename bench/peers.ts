@@ -59,7 +59,8 @@
  * BENCH_SWEEP=<fractions> (e.g. 0.5,0.7,1): after the rounds, ours-http (one user per job) and graphile-worker
  * each paced at those fractions of its own median unpaced throughput, a `load_sweep` line per fraction.
  * BENCH_CPU_PROF=<dir>: CPU profiles (node:inspector, every thread of the runtime process: the main thread's file,
- * and the consumer thread's `….worker1.cpuprofile`) of round 1's ours-http unpaced run, each read with
+ * and a `….worker<n>.cpuprofile` per worker thread, the consumer thread the busy one) of round 1's ours-http
+ * unpaced run (`ours-http-unpaced-…`) and paced run (`ours-http-paced-…`), each read with
  * `npm run bench:profile-top -- <file> [N] [jobs]`. BENCH_CPU_PROF_HOST=<dir>: `--cpu-prof` for the whole runtime
  * process, a profile per thread at exit. BENCH_HOST_NODE_FLAGS: extra node flags for the runtime and emulators.
  * BENCH_EMULATORS=in-runtime: our runtime runs fauxqs and the mock on its own main thread, exactly as `npm start`
@@ -72,7 +73,8 @@
  * - peer_ratio: ours-http jobs/s ÷ graphile-worker jobs/s, unpaced;
  * - peer_ratio_few_users: ours-http-few jobs/s ÷ the same graphile-worker run's;
  * - share_handoff_ratio: ours-http paced, created → startedAt p50 ÷ graphile-worker paced, submit → start p50;
- * - share_submit_ratio: ours-http paced, client submit → startedAt p50 ÷ the same graphile-worker p50;
+ * - share_submit_ratio: ours-http paced, client submit → startedAt p50 ÷ the same graphile-worker p50 (how busy
+ *   each paced run kept the machine is on the `share_detail` line: `machine_busy`, ./peers/summary.ts);
  * - cpu_ratio: ours-http's CPU per job without the emulators' ÷ graphile-worker's total, unpaced;
  * - db_cpu_ratio: MariaDB's CPU per job in ours-http unpaced ÷ PostgreSQL's in graphile-worker unpaced;
  * - write_tx_per_job: committed transactions with a write per job, the rounds' statement windows.
@@ -217,7 +219,12 @@ for (let r = 1; r <= rounds; r += 1) {
   const peerUsers = { group: `g-r${r}`, users: jobs };
   const graphileUnpaced = graphile ? await peerRun(ctx, graphile, workload, 'unpaced', unpaced, `gu-r${r}`, peerUsers) : undefined;
   const few = await oursRun(ctx, host, 'ours-http-few', 'unpaced', unpaced, await http(unpaced, `hf-r${r}`, fewUsers));
-  const oursShare = await oursRun(ctx, host, 'ours-http', 'paced', paced(oneUser), await http(paced(oneUser), `hs-r${r}`));
+  const shareSubmit = await http(paced(oneUser), `hs-r${r}`);
+  if (profile) await host.request({ cmd: 'profile-start' });
+  const oursShare = await oursRun(ctx, host, 'ours-http', 'paced', paced(oneUser), shareSubmit);
+  if (profile) {
+    report(`cpu profiles (runtime process, ours-http paced, ${jobs} jobs): ${await host.request<string>({ cmd: 'profile-stop', file: join(profile, `ours-http-paced-${Date.now()}.cpuprofile`) })}`);
+  }
   const graphileShare = graphile && graphileUnpaced ? await peerRun(ctx, graphile, workload, 'paced', paced(graphileUnpaced), `gs-r${r}`, peerUsers) : undefined;
   const graphileKept = kept ? await peerRun(kept.ctx, kept.system, workload, 'unpaced', unpaced, `gk-r${r}`, peerUsers) : undefined;
   const graphileKeptShare = kept && graphileKept ? await peerRun(kept.ctx, kept.system, workload, 'paced', paced(graphileKept), `gks-r${r}`, peerUsers) : undefined;

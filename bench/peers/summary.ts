@@ -5,6 +5,7 @@
  * ./graphile-kept-peer.ts) when it ran. Medians are nearest-rank (./load.ts `percentile`): with an even number of rounds,
  * the upper of the two middle values.
  */
+import { availableParallelism } from 'node:os';
 import { formatCpu, formatIo } from './cpu.ts';
 import { percentile, type RunFigures } from './load.ts';
 
@@ -48,6 +49,14 @@ const p50 = (v?: number[]) => (v ? percentile(v, 50) : NaN);
 const median = (v: number[]) => percentile(v, 50);
 /** Ours' paced p50 (of created → startedAt, or of client submit → startedAt) ÷ a paced peer's submit → start p50. */
 const shareRatio = (ours: number[] | undefined, peer?: RunFigures) => (peer ? p50(ours) / p50(peer.toStartMs) : NaN);
+
+/**
+ * How busy a run kept the machine: the CPU of every process taking part (emulators and clients included) ÷ the
+ * run's time × the cores. Pacing each system at the same share of its own throughput does not load the machine
+ * alike: a system whose unpaced run is bound by the machine's CPU and costs more a job when paced (ours: batches of
+ * one) is closer to saturation at that share than one bound by its own concurrency.
+ */
+export const machineBusy = (f?: RunFigures, cores = availableParallelism()) => (f ? (total(f.cpuPerJob) * f.jobsPerSecond) / (1000 * cores) : NaN);
 
 /** A run's CPU per job without the emulators' (SQS, the mock provider, moto: other machines' work when deployed). */
 const withoutEmulators = (f: RunFigures) => total(f.cpuPerJob) - (f.cpuPerJob?.emulators ?? 0);
@@ -123,7 +132,9 @@ export function closingLines(rounds: RoundFigures[], share: number): string[] {
     + (keptPaced ? ` graphile_kept_rate=${list(rounds.map((r) => r.graphileKeptShare?.offeredPerSecond ?? NaN), 1)}`
       + ` graphile_kept_start_p50_ms=${list(rounds.map((r) => p50(r.graphileKeptShare?.toStartMs)), 1)}` : '')
     + ` kept_up ours=${list(rounds.map((r) => keptUp(r.oursShare)))} graphile=${list(rounds.map((r) => keptUp(r.graphileShare)))}`
-    + (keptPaced ? ` graphile_kept=${list(rounds.map((r) => keptUp(r.graphileKeptShare)))}` : '') + ' (by round)');
+    + (keptPaced ? ` graphile_kept=${list(rounds.map((r) => keptUp(r.graphileKeptShare)))}` : '')
+    + ` machine_busy ours=${list(rounds.map((r) => machineBusy(r.oursShare)))} graphile=${list(rounds.map((r) => machineBusy(r.graphileShare)))}`
+    + (keptPaced ? ` graphile_kept=${list(rounds.map((r) => machineBusy(r.graphileKeptShare)))}` : '') + ' (by round)');
   if (withPeer.length > 0) {
     lines.push(`cpu_detail ms/job, medians of the rounds, unpaced: ours-http (one user per job) without emulators=${fixed(median(withPeer.map((r) => withoutEmulators(r.oneUser))))}`
       + ` [${medianGroups(withPeer.map((r) => r.oneUser))}]; graphile-worker total=${fixed(median(withPeer.map((r) => total(r.graphile!.cpuPerJob))))} [${medianGroups(withPeer.map((r) => r.graphile!))}]`);

@@ -2,9 +2,11 @@
  * bench:peers' closing lines: each headline figure per round on the `rounds=` line, then the median of the
  * rounds with its range, in the order the lead reads them; a figure whose peer did not run says n/a.
  */
+import { availableParallelism } from 'node:os';
 import { describe, expect, it } from 'vitest';
 import type { RunFigures } from '../../bench/peers/load.ts';
-import { closingLines, HEADLINES, KEPT_HEADLINES, keptHeadlines, roundHeadlines, type RoundFigures } from '../../bench/peers/summary.ts';
+import { interquartileMean } from '../../bench/peers/load.ts';
+import { closingLines, HEADLINES, KEPT_HEADLINES, keptHeadlines, machineBusy, roundHeadlines, type RoundFigures } from '../../bench/peers/summary.ts';
 
 function run(o: Partial<RunFigures> & Pick<RunFigures, 'system'>): RunFigures {
   return { mode: 'unpaced', jobs: 100, succeeded: 100, jobsPerSecond: 100, submitPerSecond: 100, toStartMs: [10], toDoneMs: [20], ...o };
@@ -72,6 +74,26 @@ describe('the peers bench closing lines', () => {
     const without = closingLines([round(100, 3.9)], 0.8);
     expect(without.some((l) => l.startsWith('db_cpu_ratio_kept') || l.startsWith('kept_detail'))).toBe(false);
     expect(without.find((l) => l.startsWith('share_detail'))).not.toContain('graphile_kept');
+  });
+
+  it("states how busy each paced run kept the machine: every process's CPU × jobs/s ÷ the cores", () => {
+    const r = round(120, 3.8);
+    r.oursShare = { ...r.oursShare, jobsPerSecond: 80, cpuPerJob: { 'runtime.main': 8, mariadb: 6, emulators: 3, bench: 1 } };
+    r.graphileShare = { ...r.graphileShare!, jobsPerSecond: 160, cpuPerJob: { bench: 2, postgres: 2, emulators: 1 } };
+    expect(machineBusy(r.oursShare, 2)).toBeCloseTo((18 * 80) / 2000, 10); // 0.72
+    expect(machineBusy(r.graphileShare, 4)).toBeCloseTo((5 * 160) / 4000, 10); // 0.2
+    expect(machineBusy(undefined, 2)).toBeNaN();
+    const cores = machineBusy({ ...r.oursShare, jobsPerSecond: 1000, cpuPerJob: { bench: 1 } }); // one core busy
+    const detail = closingLines([r], 0.8).find((l) => l.startsWith('share_detail'))!;
+    expect(detail).toContain(`machine_busy ours=${machineBusy(r.oursShare).toFixed(2)} graphile=${machineBusy(r.graphileShare).toFixed(2)}`);
+    expect(cores * availableParallelism()).toBeCloseTo(1, 10);
+  });
+
+  it('the interquartile mean: the mean of the middle half, finer than a p50 of whole milliseconds', () => {
+    expect(interquartileMean([5, 5, 6, 6, 6, 7, 40, 90])).toBeCloseTo((6 + 6 + 6 + 7) / 4, 10); // the outliers left out
+    expect(interquartileMean([5, 6, 6, 6])).toBeCloseTo(6, 10);
+    expect(interquartileMean([3, NaN])).toBe(3);
+    expect(interquartileMean([])).toBeNaN();
   });
 
   it('says n/a for the ratios to graphile-worker when it did not run', () => {
