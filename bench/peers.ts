@@ -27,7 +27,9 @@
  * compilation or first connections. Each run is unpaced (clients submit as fast as each submission returns)
  * or paced at BENCH_SHARE (0.8) of the same system's throughput (jobs/s) in its unpaced run just before (in the
  * same round; job i offered at start + i / rate). A round, BENCH_ROUNDS times (5): ours-http unpaced, graphile-worker unpaced, ours-http-few
- * unpaced, ours-http paced, graphile-worker paced, graphile-worker-kept unpaced and paced, then the round's statement window (below); the runs a ratio
+ * unpaced, ours-http paced, graphile-worker paced, `ours-http-load` (ours-http paced to keep the machine as busy as
+ * graphile-worker's paced run did; BENCH_SAME_LOAD=0 skips it), graphile-worker-kept unpaced and paced, then the
+ * round's statement window (below); the runs a ratio
  * divides sit back to back, as the machine's load drifts between runs. After the rounds: the BENCH_SWEEP runs,
  * ours-inproc unpaced and paced, BullMQ unpaced and paced.
  *
@@ -78,7 +80,9 @@
  * - cpu_ratio: ours-http's CPU per job without the emulators' ÷ graphile-worker's total, unpaced;
  * - db_cpu_ratio: MariaDB's CPU per job in ours-http unpaced ÷ PostgreSQL's in graphile-worker unpaced;
  * - write_tx_per_job: committed transactions with a write per job, the rounds' statement windows.
- * Before them, when graphile-worker-kept ran: peer_ratio_kept (ours-http jobs/s ÷ graphile-worker-kept jobs/s,
+ * Before them, when ours-http-load ran: share_handoff_ratio_same_load and share_submit_ratio_same_load (the two
+ * share ratios with ours-http-load in place of ours-http paced), after a `load_detail` line with each round's rates,
+ * hand-offs and machine_busy. Before those, when graphile-worker-kept ran: peer_ratio_kept (ours-http jobs/s ÷ graphile-worker-kept jobs/s,
  * unpaced), db_cpu_ratio_kept (MariaDB's CPU per job in ours-http unpaced ÷ PostgreSQL's in graphile-worker-kept
  * unpaced), cpu_ratio_kept (as cpu_ratio, against the kept peer's total), share_handoff_ratio_kept and
  * share_submit_ratio_kept (as the two share ratios, against the kept peer paced at the share of its own throughput)
@@ -102,7 +106,7 @@ import { startGraphileKeptPeer } from './peers/graphile-kept-peer.ts';
 import { startBullmqPeer } from './peers/bullmq-peer.ts';
 import { oursRun, peerRun, warmPeer, type OursSubmission, type RunContext } from './peers/runs.ts';
 import { formatPaths, pathTotals, statementWindow } from './peers/statement-window.ts';
-import { closingLines, summaryRows, type RoundFigures } from './peers/summary.ts';
+import { closingLines, sameLoadRate, summaryRows, type RoundFigures } from './peers/summary.ts';
 import { workloadFromEnv } from './peers/workload.ts';
 import { portOpen, positiveNumber, sweepFromEnv } from './peers/config.ts';
 import { startEmulators } from './peers/emulator-process.ts';
@@ -117,6 +121,7 @@ const share = positiveNumber('BENCH_SHARE', 0.8);
 const fewUsers: UserGroup = { group: 'few', users: Math.floor(positiveNumber('BENCH_FEW_USERS', 250)) };
 const rounds = Math.max(1, Math.floor(positiveNumber('BENCH_ROUNDS', 5)));
 const sweepFractions = sweepFromEnv();
+const sameLoad = env.BENCH_SAME_LOAD !== '0';
 const workload = workloadFromEnv();
 const DB = 'aijobs_bench_peers';
 const LOG_DB = 'aijobs_bench_peers_log';
@@ -181,6 +186,11 @@ async function http(plan: LoadPlan, runId: string, users: UserGroup = { group: r
 const inproc = (plan: LoadPlan, runId: string) => () => host.request<OursSubmission>({ cmd: 'inproc', plan, runId, users: fewUsers });
 /** Paced at the share of the system's throughput (jobs/s) in `f`, its unpaced run just before. */
 const paced = (f: RunFigures): LoadPlan => ({ jobs, clients, ratePerSecond: share * f.jobsPerSecond });
+/** Ours paced to load the machine as `peer` did (./peers/summary.ts sameLoadRate); none when a figure is missing. */
+function sameLoadPlan(oursPaced: RunFigures, peer: RunFigures): LoadPlan | undefined {
+  const rate = sameLoadRate(oursPaced, peer);
+  return Number.isFinite(rate) && rate > 0 ? { jobs, clients, ratePerSecond: rate } : undefined;
+}
 const unpaced: LoadPlan = { jobs, clients };
 
 async function warmOurs(): Promise<void> {
@@ -226,6 +236,8 @@ for (let r = 1; r <= rounds; r += 1) {
     report(`cpu profiles (runtime process, ours-http paced, ${jobs} jobs): ${await host.request<string>({ cmd: 'profile-stop', file: join(profile, `ours-http-paced-${Date.now()}.cpuprofile`) })}`);
   }
   const graphileShare = graphile && graphileUnpaced ? await peerRun(ctx, graphile, workload, 'paced', paced(graphileUnpaced), `gs-r${r}`, peerUsers) : undefined;
+  const loadPlan = sameLoad && graphileShare ? sameLoadPlan(oursShare, graphileShare) : undefined;
+  const oursSameLoad = loadPlan ? await oursRun(ctx, host, 'ours-http-load', 'paced', loadPlan, await http(loadPlan, `hl-r${r}`)) : undefined;
   const graphileKept = kept ? await peerRun(kept.ctx, kept.system, workload, 'unpaced', unpaced, `gk-r${r}`, peerUsers) : undefined;
   const graphileKeptShare = kept && graphileKept ? await peerRun(kept.ctx, kept.system, workload, 'paced', paced(graphileKept), `gks-r${r}`, peerUsers) : undefined;
   figures.push(...[oneUser, graphileUnpaced, few, oursShare, graphileShare, graphileKept, graphileKeptShare].filter((f): f is RunFigures => f !== undefined));
@@ -235,7 +247,7 @@ for (let r = 1; r <= rounds; r += 1) {
     if (r === 1) formatPaths(`ours-http (one user per job, round ${r})`, w).forEach(report);
     writeTxPerJob = w.complete ? pathTotals(w).writeTransactions / w.jobs : NaN;
   }
-  roundFigures.push({ oneUser, fewUsers: few, oursShare, graphile: graphileUnpaced, graphileShare, graphileKept, graphileKeptShare, writeTxPerJob });
+  roundFigures.push({ oneUser, fewUsers: few, oursShare, graphile: graphileUnpaced, graphileShare, oursSameLoad, graphileKept, graphileKeptShare, writeTxPerJob });
 }
 
 // ---- after the rounds: the sweep, ours in process, BullMQ, the in-process statement window ----------------

@@ -1,8 +1,9 @@
 /**
  * The peers bench's closing lines: a summary row per run, the detail lines behind each ratio, each ratio's value
  * per round on one `rounds=` line, then each ratio as the median of its rounds with its range, in a fixed order
- * (see {@link HEADLINES}), after the three ratios to graphile-worker made to keep our guarantees ({@link KEPT_HEADLINES},
- * ./graphile-kept-peer.ts) when it ran. Medians are nearest-rank (./load.ts `percentile`): with an even number of rounds,
+ * (see {@link HEADLINES}), after the ratios to graphile-worker made to keep our guarantees ({@link KEPT_HEADLINES},
+ * ./graphile-kept-peer.ts) when it ran, and before those the hand-off ratios at graphile-worker's machine load
+ * ({@link LOAD_HEADLINES}) when that run was made. Medians are nearest-rank (./load.ts `percentile`): with an even number of rounds,
  * the upper of the two middle values.
  */
 import { availableParallelism } from 'node:os';
@@ -24,6 +25,8 @@ export interface RoundFigures {
   graphileKept?: RunFigures | undefined;
   /** graphile-worker-kept paced at the share of its own unpaced throughput. */
   graphileKeptShare?: RunFigures | undefined;
+  /** ours-http, one user per job, paced to keep the machine as busy as graphileShare did ({@link sameLoadRate}). */
+  oursSameLoad?: RunFigures | undefined;
   /** Write transactions per job of the round's statement window (one user per job, over HTTP). */
   writeTxPerJob?: number | undefined;
 }
@@ -43,6 +46,13 @@ export const KEPT_HEADLINES = [
   'peer_ratio_kept', 'db_cpu_ratio_kept', 'cpu_ratio_kept', 'share_handoff_ratio_kept', 'share_submit_ratio_kept', 'cpu_ratio_kept_no_emulators',
 ] as const;
 type KeptHeadline = (typeof KEPT_HEADLINES)[number];
+/**
+ * The two hand-off ratios with ours paced to load the machine as graphile-worker's paced run did instead of at the
+ * share of its own throughput ({@link machineBusy} says why the two differ). Printed before the kept peer's and
+ * {@link HEADLINES}, and only when that run was made.
+ */
+export const LOAD_HEADLINES = ['share_handoff_ratio_same_load', 'share_submit_ratio_same_load'] as const;
+type LoadHeadline = (typeof LOAD_HEADLINES)[number];
 
 const total = (o?: Record<string, number>) => (o ? Object.values(o).reduce((a, b) => a + b, 0) : NaN);
 const p50 = (v?: number[]) => (v ? percentile(v, 50) : NaN);
@@ -57,6 +67,14 @@ const shareRatio = (ours: number[] | undefined, peer?: RunFigures) => (peer ? p5
  * one) is closer to saturation at that share than one bound by its own concurrency.
  */
 export const machineBusy = (f?: RunFigures, cores = availableParallelism()) => (f ? (total(f.cpuPerJob) * f.jobsPerSecond) / (1000 * cores) : NaN);
+
+/**
+ * The rate (jobs/s) at which ours would keep the machine as busy as `peer` did, at the CPU per job of `oursPaced`
+ * (ours' paced run of the round). Ours costs a little more a job at a lower rate, so the run made at it loads the
+ * machine a little more than `peer`: `load_detail` prints what it did.
+ */
+export const sameLoadRate = (oursPaced: RunFigures, peer: RunFigures, cores = availableParallelism()) =>
+  (machineBusy(peer, cores) * cores * 1000) / total(oursPaced.cpuPerJob);
 
 /** A run's CPU per job without the emulators' (SQS, the mock provider, moto: other machines' work when deployed). */
 const withoutEmulators = (f: RunFigures) => total(f.cpuPerJob) - (f.cpuPerJob?.emulators ?? 0);
@@ -86,6 +104,14 @@ export function keptHeadlines(r: RoundFigures): Record<KeptHeadline, number> {
     share_handoff_ratio_kept: shareRatio(r.oursShare.toStartMs, r.graphileKeptShare),
     share_submit_ratio_kept: shareRatio(r.oursShare.submitToStartMs, r.graphileKeptShare),
     cpu_ratio_kept_no_emulators: k ? withoutEmulators(r.oneUser) / withoutEmulators(k) : NaN,
+  };
+}
+
+/** One round's hand-off ratios at graphile-worker's machine load (NaN when that run was not made). */
+export function loadHeadlines(r: RoundFigures): Record<LoadHeadline, number> {
+  return {
+    share_handoff_ratio_same_load: r.oursSameLoad ? shareRatio(r.oursSameLoad.toStartMs, r.graphileShare) : NaN,
+    share_submit_ratio_same_load: r.oursSameLoad ? shareRatio(r.oursSameLoad.submitToStartMs, r.graphileShare) : NaN,
   };
 }
 
@@ -148,14 +174,25 @@ export function closingLines(rounds: RoundFigures[], share: number): string[] {
       + ` [${medianGroups(withKept.map((r) => r.graphileKept!))}];`
       + ` ${medianDb(withKept.map((r) => r.graphileKept!), (f) => f.cpuPerJob?.postgres ?? NaN)}`);
   }
+  const withLoad = rounds.filter((r) => r.oursSameLoad);
+  if (withLoad.length > 0) {
+    lines.push(`load_detail ours-http paced at graphile-worker's machine load: ours_rate=${list(rounds.map((r) => r.oursSameLoad?.offeredPerSecond ?? NaN), 1)}`
+      + ` ours_handoff_p50_ms=${list(rounds.map((r) => p50(r.oursSameLoad?.toStartMs)), 1)} ours_submit_to_start_p50_ms=${list(rounds.map((r) => p50(r.oursSameLoad?.submitToStartMs)), 1)}`
+      + ` graphile_start_p50_ms=${list(rounds.map((r) => p50(r.graphileShare?.toStartMs)), 1)}`
+      + ` machine_busy ours=${list(rounds.map((r) => machineBusy(r.oursSameLoad)))} graphile=${list(rounds.map((r) => machineBusy(r.graphileShare)))} (by round)`);
+  }
   const kept = rounds.map(keptHeadlines);
   const keptNames = withKept.length > 0 ? KEPT_HEADLINES : [];
+  const load = rounds.map(loadHeadlines);
+  const loadNames = withLoad.length > 0 ? LOAD_HEADLINES : [];
   lines.push(`rounds=${rounds.length} ${HEADLINES.map((h) => `${h}_by_round=${list(values.map((v) => v[h]))}`).join(' ')}`
+    + loadNames.map((h) => ` ${h}_by_round=${list(load.map((v) => v[h]))}`).join('')
     + keptNames.map((h) => ` ${h}_by_round=${list(kept.map((v) => v[h]))}`).join(''));
   const headline = (h: string, all: number[]) => {
     const finite = all.filter((v) => Number.isFinite(v));
     return finite.length > 0 ? `${h}=${fixed(median(finite))} range=${fixed(Math.min(...finite))}..${fixed(Math.max(...finite))}` : `${h}=n/a`;
   };
+  for (const h of loadNames) lines.push(headline(h, load.map((v) => v[h])));
   for (const h of keptNames) lines.push(headline(h, kept.map((v) => v[h])));
   for (const h of HEADLINES) lines.push(headline(h, values.map((v) => v[h])));
   return lines;
