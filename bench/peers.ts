@@ -240,7 +240,7 @@ for (let r = 1; r <= rounds; r += 1) {
   const oursSameLoad = loadPlan ? await oursRun(ctx, host, 'ours-http-load', 'paced', loadPlan, await http(loadPlan, `hl-r${r}`)) : undefined;
   const graphileKept = kept ? await peerRun(kept.ctx, kept.system, workload, 'unpaced', unpaced, `gk-r${r}`, peerUsers) : undefined;
   const graphileKeptShare = kept && graphileKept ? await peerRun(kept.ctx, kept.system, workload, 'paced', paced(graphileKept), `gks-r${r}`, peerUsers) : undefined;
-  figures.push(...[oneUser, graphileUnpaced, few, oursShare, graphileShare, graphileKept, graphileKeptShare].filter((f): f is RunFigures => f !== undefined));
+  figures.push(...[oneUser, graphileUnpaced, few, oursShare, graphileShare, oursSameLoad, graphileKept, graphileKeptShare].filter((f): f is RunFigures => f !== undefined));
   let writeTxPerJob: number | undefined;
   if (logJobs > 0) {
     const w = await window('http', `lh-r${r}`);
