@@ -28,8 +28,8 @@
  * or paced at BENCH_SHARE (0.8) of the same system's throughput (jobs/s) in its unpaced run just before (in the
  * same round; job i offered at start + i / rate). A round, BENCH_ROUNDS times (5): ours-http unpaced, graphile-worker unpaced, ours-http-few
  * unpaced, ours-http paced, graphile-worker paced, `ours-http-load` (ours-http paced to keep the machine as busy as
- * graphile-worker's paced run did; BENCH_SAME_LOAD=0 skips it), graphile-worker-kept unpaced and paced, then the
- * round's statement window (below); the runs a ratio
+ * graphile-worker's paced run did; BENCH_SAME_LOAD=0 skips it), graphile-worker-kept unpaced and paced, then
+ * `ours-http-kload` (the same at graphile-worker-kept's load), then the round's statement window (below); the runs a ratio
  * divides sit back to back, as the machine's load drifts between runs. After the rounds: the BENCH_SWEEP runs,
  * ours-inproc unpaced and paced, BullMQ unpaced and paced.
  *
@@ -81,8 +81,9 @@
  * - db_cpu_ratio: MariaDB's CPU per job in ours-http unpaced ÷ PostgreSQL's in graphile-worker unpaced;
  * - write_tx_per_job: committed transactions with a write per job, the rounds' statement windows.
  * Before them, when ours-http-load ran: share_handoff_ratio_same_load and share_submit_ratio_same_load (the two
- * share ratios with ours-http-load in place of ours-http paced), after a `load_detail` line with each round's rates,
- * hand-offs and machine_busy. Before those, when graphile-worker-kept ran: peer_ratio_kept (ours-http jobs/s ÷ graphile-worker-kept jobs/s,
+ * share ratios with ours-http-load in place of ours-http paced), share_handoff_ratio_kept_same_load and
+ * share_submit_ratio_kept_same_load (ours-http-kload against graphile-worker-kept paced), after a `load_detail` line
+ * with each round's rates, hand-offs and machine_busy. Before those, when graphile-worker-kept ran: peer_ratio_kept (ours-http jobs/s ÷ graphile-worker-kept jobs/s,
  * unpaced), db_cpu_ratio_kept (MariaDB's CPU per job in ours-http unpaced ÷ PostgreSQL's in graphile-worker-kept
  * unpaced), cpu_ratio_kept (as cpu_ratio, against the kept peer's total), share_handoff_ratio_kept and
  * share_submit_ratio_kept (as the two share ratios, against the kept peer paced at the share of its own throughput)
@@ -240,14 +241,16 @@ for (let r = 1; r <= rounds; r += 1) {
   const oursSameLoad = loadPlan ? await oursRun(ctx, host, 'ours-http-load', 'paced', loadPlan, await http(loadPlan, `hl-r${r}`)) : undefined;
   const graphileKept = kept ? await peerRun(kept.ctx, kept.system, workload, 'unpaced', unpaced, `gk-r${r}`, peerUsers) : undefined;
   const graphileKeptShare = kept && graphileKept ? await peerRun(kept.ctx, kept.system, workload, 'paced', paced(graphileKept), `gks-r${r}`, peerUsers) : undefined;
-  figures.push(...[oneUser, graphileUnpaced, few, oursShare, graphileShare, oursSameLoad, graphileKept, graphileKeptShare].filter((f): f is RunFigures => f !== undefined));
+  const keptLoadPlan = sameLoad && graphileKeptShare ? sameLoadPlan(oursShare, graphileKeptShare) : undefined;
+  const oursKeptLoad = keptLoadPlan ? await oursRun(ctx, host, 'ours-http-kload', 'paced', keptLoadPlan, await http(keptLoadPlan, `hk-r${r}`)) : undefined;
+  figures.push(...[oneUser, graphileUnpaced, few, oursShare, graphileShare, oursSameLoad, graphileKept, graphileKeptShare, oursKeptLoad].filter((f): f is RunFigures => f !== undefined));
   let writeTxPerJob: number | undefined;
   if (logJobs > 0) {
     const w = await window('http', `lh-r${r}`);
     if (r === 1) formatPaths(`ours-http (one user per job, round ${r})`, w).forEach(report);
     writeTxPerJob = w.complete ? pathTotals(w).writeTransactions / w.jobs : NaN;
   }
-  roundFigures.push({ oneUser, fewUsers: few, oursShare, graphile: graphileUnpaced, graphileShare, oursSameLoad, graphileKept, graphileKeptShare, writeTxPerJob });
+  roundFigures.push({ oneUser, fewUsers: few, oursShare, graphile: graphileUnpaced, graphileShare, oursSameLoad, graphileKept, graphileKeptShare, oursKeptLoad, writeTxPerJob });
 }
 
 // ---- after the rounds: the sweep, ours in process, BullMQ, the in-process statement window ----------------

@@ -27,6 +27,8 @@ export interface RoundFigures {
   graphileKeptShare?: RunFigures | undefined;
   /** ours-http, one user per job, paced to keep the machine as busy as graphileShare did ({@link sameLoadRate}). */
   oursSameLoad?: RunFigures | undefined;
+  /** ours-http, one user per job, paced to keep the machine as busy as graphileKeptShare did. */
+  oursKeptLoad?: RunFigures | undefined;
   /** Write transactions per job of the round's statement window (one user per job, over HTTP). */
   writeTxPerJob?: number | undefined;
 }
@@ -48,10 +50,13 @@ export const KEPT_HEADLINES = [
 type KeptHeadline = (typeof KEPT_HEADLINES)[number];
 /**
  * The two hand-off ratios with ours paced to load the machine as graphile-worker's paced run did instead of at the
- * share of its own throughput ({@link machineBusy} says why the two differ). Printed before the kept peer's and
- * {@link HEADLINES}, and only when that run was made.
+ * share of its own throughput ({@link machineBusy} says why the two differ), then the same against
+ * graphile-worker-kept's paced run (n/a when the kept peer did not run). Printed before the kept peer's and
+ * {@link HEADLINES}, and only when the first run was made.
  */
-export const LOAD_HEADLINES = ['share_handoff_ratio_same_load', 'share_submit_ratio_same_load'] as const;
+export const LOAD_HEADLINES = [
+  'share_handoff_ratio_same_load', 'share_submit_ratio_same_load', 'share_handoff_ratio_kept_same_load', 'share_submit_ratio_kept_same_load',
+] as const;
 type LoadHeadline = (typeof LOAD_HEADLINES)[number];
 
 const total = (o?: Record<string, number>) => (o ? Object.values(o).reduce((a, b) => a + b, 0) : NaN);
@@ -107,11 +112,13 @@ export function keptHeadlines(r: RoundFigures): Record<KeptHeadline, number> {
   };
 }
 
-/** One round's hand-off ratios at graphile-worker's machine load (NaN when that run was not made). */
+/** One round's hand-off ratios at each peer's machine load (NaN where that run was not made). */
 export function loadHeadlines(r: RoundFigures): Record<LoadHeadline, number> {
   return {
     share_handoff_ratio_same_load: r.oursSameLoad ? shareRatio(r.oursSameLoad.toStartMs, r.graphileShare) : NaN,
     share_submit_ratio_same_load: r.oursSameLoad ? shareRatio(r.oursSameLoad.submitToStartMs, r.graphileShare) : NaN,
+    share_handoff_ratio_kept_same_load: r.oursKeptLoad ? shareRatio(r.oursKeptLoad.toStartMs, r.graphileKeptShare) : NaN,
+    share_submit_ratio_kept_same_load: r.oursKeptLoad ? shareRatio(r.oursKeptLoad.submitToStartMs, r.graphileKeptShare) : NaN,
   };
 }
 
@@ -179,7 +186,13 @@ export function closingLines(rounds: RoundFigures[], share: number): string[] {
     lines.push(`load_detail ours-http paced at graphile-worker's machine load: ours_rate=${list(rounds.map((r) => r.oursSameLoad?.offeredPerSecond ?? NaN), 1)}`
       + ` ours_handoff_p50_ms=${list(rounds.map((r) => p50(r.oursSameLoad?.toStartMs)), 1)} ours_submit_to_start_p50_ms=${list(rounds.map((r) => p50(r.oursSameLoad?.submitToStartMs)), 1)}`
       + ` graphile_start_p50_ms=${list(rounds.map((r) => p50(r.graphileShare?.toStartMs)), 1)}`
-      + ` machine_busy ours=${list(rounds.map((r) => machineBusy(r.oursSameLoad)))} graphile=${list(rounds.map((r) => machineBusy(r.graphileShare)))} (by round)`);
+      + ` machine_busy ours=${list(rounds.map((r) => machineBusy(r.oursSameLoad)))} graphile=${list(rounds.map((r) => machineBusy(r.graphileShare)))}`
+      + (rounds.some((r) => r.oursKeptLoad)
+        ? `; at graphile-worker-kept's: ours_rate=${list(rounds.map((r) => r.oursKeptLoad?.offeredPerSecond ?? NaN), 1)}`
+          + ` ours_handoff_p50_ms=${list(rounds.map((r) => p50(r.oursKeptLoad?.toStartMs)), 1)} ours_submit_to_start_p50_ms=${list(rounds.map((r) => p50(r.oursKeptLoad?.submitToStartMs)), 1)}`
+          + ` graphile_kept_start_p50_ms=${list(rounds.map((r) => p50(r.graphileKeptShare?.toStartMs)), 1)}`
+          + ` machine_busy ours=${list(rounds.map((r) => machineBusy(r.oursKeptLoad)))} graphile_kept=${list(rounds.map((r) => machineBusy(r.graphileKeptShare)))}`
+        : '') + ' (by round)');
   }
   const kept = rounds.map(keptHeadlines);
   const keptNames = withKept.length > 0 ? KEPT_HEADLINES : [];

@@ -91,30 +91,40 @@ describe('the peers bench closing lines', () => {
     expect(cores * availableParallelism()).toBeCloseTo(1, 10);
   });
 
-  it("paces a run of ours at graphile-worker's machine load and prints its hand-off ratios before the kept peer's", () => {
+  it("paces runs of ours at each peer's machine load and prints their hand-off ratios before the kept peer's", () => {
     const r = round(120, 3.8);
     r.oursShare = { ...r.oursShare, jobsPerSecond: 80, cpuPerJob: { 'runtime.main': 8, mariadb: 6, emulators: 3, bench: 1 } };
     r.graphileShare = { ...r.graphileShare!, jobsPerSecond: 160, cpuPerJob: { bench: 2, postgres: 2, emulators: 1 } };
     // graphile-worker kept 2 cores 0.4 busy (5 ms × 160 jobs/s): ours at 18 ms a job does that at 800 ÷ 18 jobs/s.
     expect(sameLoadRate(r.oursShare, r.graphileShare, 2)).toBeCloseTo(800 / 18, 10);
-    expect(loadHeadlines(r)).toEqual({ share_handoff_ratio_same_load: NaN, share_submit_ratio_same_load: NaN });
+    const none = { share_handoff_ratio_kept_same_load: NaN, share_submit_ratio_kept_same_load: NaN };
+    expect(loadHeadlines(r)).toEqual({ share_handoff_ratio_same_load: NaN, share_submit_ratio_same_load: NaN, ...none });
     const withLoad = (startMs: number[], submitMs: number[]): RoundFigures => ({
       ...r, oursSameLoad: run({ system: 'ours-http-load', mode: 'paced', toStartMs: startMs, submitToStartMs: submitMs, offeredPerSecond: 44.4 }),
     });
     // graphile-worker's paced submit → start p50 is 5 ms (./round).
-    expect(loadHeadlines(withLoad([6, 7, 8], [9, 10, 11]))).toEqual({ share_handoff_ratio_same_load: 7 / 5, share_submit_ratio_same_load: 10 / 5 });
+    expect(loadHeadlines(withLoad([6, 7, 8], [9, 10, 11]))).toEqual({ share_handoff_ratio_same_load: 7 / 5, share_submit_ratio_same_load: 10 / 5, ...none });
+    // With the kept peer (paced submit → start p50 6 ms) and ours at its load (p50s 9 and 12 ms).
     const kept = (x: RoundFigures): RoundFigures => ({
       ...x,
       graphileKept: run({ system: 'graphile-worker-kept', jobsPerSecond: 150, cpuPerJob: { bench: 3, postgres: 4, emulators: 1 } }),
       graphileKeptShare: run({ system: 'graphile-worker-kept', mode: 'paced', toStartMs: [6], offeredPerSecond: 120 }),
+      oursKeptLoad: run({ system: 'ours-http-kload', mode: 'paced', toStartMs: [9], submitToStartMs: [12], offeredPerSecond: 50 }),
     });
+    expect(loadHeadlines(kept(withLoad([6, 7, 8], [9, 10, 11])))).toMatchObject({ share_handoff_ratio_kept_same_load: 9 / 6, share_submit_ratio_kept_same_load: 12 / 6 });
     const lines = closingLines([kept(withLoad([6, 7, 8], [9, 10, 11])), kept(withLoad([4, 5, 6], [7, 8, 9])), kept(withLoad([9, 10, 11], [14, 15, 16]))], 0.8);
     const tail = HEADLINES.length + KEPT_HEADLINES.length;
     expect(lines.slice(-tail - LOAD_HEADLINES.length, -tail)).toEqual([
       'share_handoff_ratio_same_load=1.40 range=1.00..2.00', 'share_submit_ratio_same_load=2.00 range=1.60..3.00',
+      'share_handoff_ratio_kept_same_load=1.50 range=1.50..1.50', 'share_submit_ratio_kept_same_load=2.00 range=2.00..2.00',
     ]);
     expect(lines.find((l) => l.startsWith('rounds='))).toContain('share_handoff_ratio_same_load_by_round=1.40,1.00,2.00');
     expect(lines.find((l) => l.startsWith('load_detail'))).toContain('ours_rate=44.4,44.4,44.4 ours_handoff_p50_ms=7.0,5.0,10.0');
+    expect(lines.find((l) => l.startsWith('load_detail'))).toContain("at graphile-worker-kept's: ours_rate=50.0,50.0,50.0 ours_handoff_p50_ms=9.0,9.0,9.0");
+    // Without the kept peer: its two same-load ratios say n/a.
+    const alone = closingLines([withLoad([6, 7, 8], [9, 10, 11])], 0.8);
+    expect(alone).toContain('share_handoff_ratio_kept_same_load=n/a');
+    expect(alone.find((l) => l.startsWith('load_detail'))).not.toContain('graphile-worker-kept');
     const without = closingLines([r], 0.8);
     expect(without.some((l) => l.startsWith('share_handoff_ratio_same_load') || l.startsWith('load_detail'))).toBe(false);
   });
