@@ -18,7 +18,8 @@
  *   business row + add_job in one transaction; the task writes its result rows in the same database.
  * - `graphile-worker-kept` (database aijobs_bench_peers_kept on the same server): graphile-worker whose enqueue and
  *   task write, transaction for transaction, the rows ours writes for its guarantees (bench/peers/graphile-kept-peer.ts):
- *   what the database costs per job once a peer keeps them. BENCH_KEPT=0 skips it.
+ *   what the database costs per job once a peer keeps them. Its clients submit over HTTP, as ours' do, to an API in
+ *   the peer's process that checks the token and the input first (bench/peers/http-front.ts). BENCH_KEPT=0 skips it.
  * - `bullmq` (Redis 127.0.0.1:6379, own queue and prefix, obliterated after): queue.add; the worker writes its
  *   result rows to the same PostgreSQL database. Peers run in this process (enqueue is a library call).
  * A peer whose server refuses connections is skipped (printed). Peer workers: BENCH_PEER_CONCURRENCY (10).
@@ -86,7 +87,8 @@
  * with each round's rates, hand-offs and machine_busy. Before those, when graphile-worker-kept ran: peer_ratio_kept (ours-http jobs/s ÷ graphile-worker-kept jobs/s,
  * unpaced), db_cpu_ratio_kept (MariaDB's CPU per job in ours-http unpaced ÷ PostgreSQL's in graphile-worker-kept
  * unpaced), cpu_ratio_kept (as cpu_ratio, against the kept peer's total), share_handoff_ratio_kept and
- * share_submit_ratio_kept (as the two share ratios, against the kept peer paced at the share of its own throughput)
+ * share_submit_ratio_kept (as the two share ratios, against the kept peer paced at the share of its own throughput:
+ * the hand-off ratio divides by its created → start, the submit ratio by its client submit → start)
  * and cpu_ratio_kept_no_emulators (as cpu_ratio_kept, the emulators left out of both sides), after a `kept_detail` line.
  */
 import { mkdir } from 'node:fs/promises';

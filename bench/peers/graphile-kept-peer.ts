@@ -17,12 +17,17 @@
  * The provider's answer is asked for streamed (`stream: true`, usage included), as ours asks, and read with ours'
  * reader (lib/ai/chat-stream.ts), so the ~138 events of a quiz answer cost both sides the same reading; ours also
  * previews them for the live push.
+ * Its clients submit over HTTP, as ours' do: an API in the peer's process (./http-front.ts) checks the bearer token
+ * as ours' local authorizer does and the input with our definition's schema before the create's transaction.
  * What it still lacks: the live push of the output, the events' publishing (their rows are written, never sent),
- * the HTTP API with its JWT and credential checks, the admission wait of a job refused capacity, retry by class.
+ * the credential checks, the admission wait of a job refused capacity, retry by class.
  */
 import type pg from 'pg';
 import { readChatStream } from '../../lib/ai/chat-stream.ts';
+import { generateLocalJwtKey, signLocalToken } from '../../lib/api/local-jwt.ts';
 import { graphileBase, inTransaction } from './graphile-base.ts';
+import { requestJson } from './http-clients.ts';
+import { startHttpFront } from './http-front.ts';
 import { mockClient, newTimings, type PeerPayload, type PeerTimings } from './peer-task.ts';
 import { nowMs } from './load.ts';
 import type { PeerSystem } from './peer-system.ts';
@@ -34,6 +39,8 @@ const CHUNK_BYTES = 1_000;
 /** Generous limits: the guards are evaluated, never hit. */
 const LIMITS = { activeJobs: 1_000_000, jobsPerDay: 1_000_000, tokensPerMinute: 1_000_000_000, spendPerDay: 1_000_000_000 };
 const ESTIMATE = { tokens: 2_000, cost: 0.002 };
+/** The issuer and audience of the tokens the peer's API accepts (its own key: ours' tokens are not valid here). */
+const AUDIENCE = { issuer: 'bench-graphile-worker-kept', audience: 'bench-graphile-worker-kept' };
 
 /** The tables of the guarantees (besides the workload's result table, ./peer-task.ts). */
 export const KEPT_TABLES_SQL = `
@@ -60,7 +67,8 @@ export const KEPT_TABLES_SQL = `
     payload JSONB NOT NULL, published_at TIMESTAMPTZ);
   CREATE INDEX IF NOT EXISTS kept_event_unpublished ON kept_event (published_at, id);`;
 
-interface KeptPayload extends PeerPayload { jobId: string }
+/** graphile-worker's payload of a job: who and which (the input is the snapshot's). */
+interface KeptPayload { key: string; userId: string; jobId: string }
 
 /** Throws unless `result` touched exactly one row: a guard or a fence that did not hold. */
 function one(result: pg.QueryResult, what: string): pg.QueryResult {
@@ -69,7 +77,7 @@ function one(result: pg.QueryResult, what: string): pg.QueryResult {
 }
 
 export async function startGraphileKeptPeer(o: { databaseUrl: string; mockAiUrl: string; workload: BenchWorkload; concurrency: number; clients: number }): Promise<PeerSystem> {
-  const timings: PeerTimings = newTimings();
+  const timings: PeerTimings = { ...newTimings(), created: new Map() };
   const ai = mockClient(o.mockAiUrl);
   const base = graphileBase('graphile-worker-kept', o);
   const { workerPool } = base;
@@ -136,28 +144,59 @@ export async function startGraphileKeptPeer(o: { databaseUrl: string; mockAiUrl:
     timings.done.set(payload.key, nowMs());
   }
 
+  /** The create, one transaction: the limits' guard, the job on the user's key, its snapshot and audit row, add_job. */
+  async function create(c: pg.PoolClient, r: { userId: string; idempotencyKey: string; input: unknown }): Promise<string> {
+    const { rows: [guard] } = await c.query<{ active: string; today: string; spent: string }>(
+      `SELECT (SELECT COUNT(*) FROM kept_job WHERE user_id = $1 AND status IN ('queued', 'running')) AS active,
+              (SELECT COUNT(*) FROM kept_job WHERE user_id = $1 AND created_at >= date_trunc('day', now())) AS today,
+              (SELECT COALESCE(SUM(reserved), 0) FROM kept_spend WHERE day = current_date AND ((scope = 'user' AND subject = $1) OR (scope = 'platform' AND subject = 'all'))) AS spent`,
+      [r.userId]);
+    if (Number(guard!.active) >= LIMITS.activeJobs || Number(guard!.today) >= LIMITS.jobsPerDay || Number(guard!.spent) >= LIMITS.spendPerDay) {
+      throw new Error('create: a limit is reached');
+    }
+    const { rows: [job] } = await c.query<{ id: string }>(
+      "INSERT INTO kept_job (user_id, idem_key, job_type, status) VALUES ($1, $2, $3, 'queued') RETURNING id", [r.userId, r.idempotencyKey, o.workload.name]);
+    await c.query('INSERT INTO kept_snapshot (job_id, input) VALUES ($1, $2)', [job!.id, JSON.stringify(r.input)]);
+    await c.query("INSERT INTO kept_audit (job_id, seq, to_status, actor, lease) VALUES ($1, 1, 'queued', 'api', 0)", [job!.id]);
+    await c.query('SELECT graphile_worker.add_job($1, $2::json, max_attempts => $3)',
+      [TASK, JSON.stringify({ key: r.idempotencyKey, userId: r.userId, jobId: job!.id } satisfies KeptPayload), o.workload.maxAttempts]);
+    return job!.id;
+  }
+
+  const key = generateLocalJwtKey();
+  const tokens = new Map<string, string>();
+  const front = await startHttpFront({
+    key, audience: AUDIENCE, inputSchema: o.workload.inputSchema,
+    create(r) {
+      timings.created!.set(r.idempotencyKey, nowMs());
+      return inTransaction(base.clientPool, (c) => create(c, r));
+    },
+  });
+
   await base.start(TASK, (payload) => handle(payload as KeptPayload));
-  return base.peer({
+  const system = base.peer({
     name: 'graphile-worker-kept',
     timings,
     // job, snapshot, 3 audit rows, hold, ledger, artifact, event, graphile-worker's job row (deleted when done).
     rowsPerJob: { inserted: 10, deleted: 1 },
-    async submit(payload, c) {
-      const { rows: [guard] } = await c.query<{ active: string; today: string; spent: string }>(
-        `SELECT (SELECT COUNT(*) FROM kept_job WHERE user_id = $1 AND status IN ('queued', 'running')) AS active,
-                (SELECT COUNT(*) FROM kept_job WHERE user_id = $1 AND created_at >= date_trunc('day', now())) AS today,
-                (SELECT COALESCE(SUM(reserved), 0) FROM kept_spend WHERE day = current_date AND ((scope = 'user' AND subject = $1) OR (scope = 'platform' AND subject = 'all'))) AS spent`,
-        [payload.userId]);
-      if (Number(guard!.active) >= LIMITS.activeJobs || Number(guard!.today) >= LIMITS.jobsPerDay || Number(guard!.spent) >= LIMITS.spendPerDay) {
-        throw new Error('create: a limit is reached');
-      }
-      const { rows: [job] } = await c.query<{ id: string }>(
-        "INSERT INTO kept_job (user_id, idem_key, job_type, status) VALUES ($1, $2, $3, 'queued') RETURNING id", [payload.userId, payload.key, o.workload.name]);
-      const input = o.workload.input(payload.runId, payload.i);
-      await c.query('INSERT INTO kept_snapshot (job_id, input) VALUES ($1, $2)', [job!.id, JSON.stringify(input)]);
-      await c.query("INSERT INTO kept_audit (job_id, seq, to_status, actor, lease) VALUES ($1, 1, 'queued', 'api', 0)", [job!.id]);
-      await c.query('SELECT graphile_worker.add_job($1, $2::json, max_attempts => $3)',
-        [TASK, JSON.stringify({ ...payload, jobId: job!.id } satisfies KeptPayload), o.workload.maxAttempts]);
-    },
+    submit: () => Promise.reject(new Error('graphile-worker-kept takes its jobs over HTTP')),
   });
+  return {
+    ...system,
+    async prepareUsers(userIds) {
+      for (const userId of userIds) {
+        if (!tokens.has(userId)) tokens.set(userId, await signLocalToken(key, { sub: userId, ...AUDIENCE, expiresIn: '6h' }));
+      }
+    },
+    async submit(payload: PeerPayload) {
+      const token = tokens.get(payload.userId);
+      if (!token) throw new Error(`graphile-worker-kept: no token for ${payload.userId} (prepareUsers first)`);
+      const res = await requestJson('POST', `${front.url}/jobs`, token, JSON.stringify(o.workload.input(payload.runId, payload.i)), { 'idempotency-key': payload.key });
+      if (res.status !== 202) throw new Error(`graphile-worker-kept create ${payload.key}: HTTP ${res.status} ${res.text}`);
+    },
+    async stop() {
+      await front.close();
+      await system.stop();
+    },
+  };
 }

@@ -1,5 +1,5 @@
 /**
- * The benches' HTTP clients of our API: node:http on a keep-alive agent, one socket per client. The clients
+ * The benches' HTTP clients of our API (and of graphile-worker-kept's, ./http-front.ts): node:http on a keep-alive agent, one socket per client. The clients
  * stand in for apps on other machines but share this machine's two cores with the system under test, so they
  * should cost little: `fetch` (undici) took about 1.4 ms of CPU per request here, more than twice what this takes.
  *
@@ -13,9 +13,10 @@ import type { OursJob } from './workload.ts';
 
 const clientAgent = new http.Agent({ keepAlive: true, maxSockets: 64 });
 
-function requestJson(method: 'GET' | 'POST', url: string, token: string, body?: string): Promise<{ status: number; text: string }> {
+/** One request on the clients' agent with a bearer token (and `extraHeaders`); resolves to its status and body. */
+export function requestJson(method: 'GET' | 'POST', url: string, token: string, body?: string, extraHeaders: http.OutgoingHttpHeaders = {}): Promise<{ status: number; text: string }> {
   return new Promise((resolve, reject) => {
-    const headers: http.OutgoingHttpHeaders = { authorization: `Bearer ${token}` };
+    const headers: http.OutgoingHttpHeaders = { authorization: `Bearer ${token}`, ...extraHeaders };
     if (body !== undefined) Object.assign(headers, { 'content-type': 'application/json', 'content-length': Buffer.byteLength(body) });
     const req = http.request(url, { method, agent: clientAgent, headers }, (res) => {
       const chunks: Buffer[] = [];

@@ -66,6 +66,11 @@ export interface RunFigures {
    * returned), which splits the hand-off into the API side and the queue-to-consumer side.
    */
   toSentMs?: number[];
+  /**
+   * A peer with an API in front only (./http-front.ts): created (before its create's transaction, after the request
+   * was authenticated and validated) → start; the peer's hand-off as ours' created → startedAt is ours'.
+   */
+  createdToStartMs?: number[];
   /** Ours over HTTP only: the client's submit (`Date.now()` before the request) → startedAt (./ours.ts). */
   submitToStartMs?: number[];
   /** The database server's writes over the run (./db-cost.ts), with its CPU from `cpuPerJob`. */
@@ -97,6 +102,7 @@ export function formatFigures(f: RunFigures): string {
     + ` start_ms p50=${ms(percentile(f.toStartMs, 50))} p99=${ms(percentile(f.toStartMs, 99))} iqm=${ms(interquartileMean(f.toStartMs))}`
     + ` done_ms p50=${ms(percentile(f.toDoneMs, 50))} p99=${ms(percentile(f.toDoneMs, 99))}`
     + `${f.toSentMs ? ` sent_ms p50=${ms(percentile(f.toSentMs, 50))} p99=${ms(percentile(f.toSentMs, 99))} iqm=${ms(interquartileMean(f.toSentMs))}` : ''}`
+    + `${f.createdToStartMs ? ` created_to_start_ms p50=${ms(percentile(f.createdToStartMs, 50))} p99=${ms(percentile(f.createdToStartMs, 99))} iqm=${ms(interquartileMean(f.createdToStartMs))}` : ''}`
     + `${f.submitToStartMs ? ` submit_to_start_ms p50=${ms(percentile(f.submitToStartMs, 50))} p99=${ms(percentile(f.submitToStartMs, 99))}` : ''}`
     + `${f.note ? `  (${f.note})` : ''}`;
 }

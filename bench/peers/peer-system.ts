@@ -12,6 +12,11 @@ export interface PeerSystem {
   rowsPerJob: { inserted: number; deleted: number };
   /** The database servers it keeps its state in: their CPU is its database CPU. */
   servers: readonly ('postgres' | 'redis')[];
+  /**
+   * Called before a run (untimed) with the users its jobs will be submitted as: a peer with an API in front signs
+   * their tokens here, as ours' are signed before its runs (bench/peers.ts).
+   */
+  prepareUsers?(userIds: string[]): Promise<void>;
   /** Resolves once the job is durably enqueued. */
   submit(payload: PeerPayload): Promise<void>;
   stop(): Promise<void>;

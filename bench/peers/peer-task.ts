@@ -21,6 +21,11 @@ export interface PeerPayload {
 export interface PeerTimings {
   started: Map<string, number>;
   done: Map<string, number>;
+  /**
+   * A peer with an API in front (./http-front.ts) only: the instant before its create's transaction, after the
+   * request was authenticated and validated, as ours' `createdAt` is taken inside createJob (./ours.ts).
+   */
+  created?: Map<string, number>;
 }
 
 export const newTimings = (): PeerTimings => ({ started: new Map(), done: new Map() });

@@ -77,6 +77,8 @@ export async function peerRun(ctx: RunContext, system: PeerSystem, workload: Ben
   const { pool, serverPids } = ctx.pg;
   system.timings.started.clear();
   system.timings.done.clear();
+  system.timings.created?.clear();
+  await system.prepareUsers?.(Array.from({ length: users.users }, (_, u) => benchUserId(users.group, u)));
   const keys: string[] = [];
   const writes = await ctx.pg.writes.start();
   const servers = { postgres: serverPids, redis: () => pidsNamed('redis-server') };
@@ -96,6 +98,7 @@ export async function peerRun(ctx: RunContext, system: PeerSystem, workload: Ben
     submitPerSecond: plan.jobs / ((load.lastReturnedMs - load.firstSentMs) / 1000), offeredPerSecond: plan.ratePerSecond,
     toStartMs: keys.map((k, i) => (system.timings.started.get(k) ?? NaN) - load.sentMs[i]!),
     toDoneMs: done.map((d, i) => d - load.sentMs[i]!),
+    ...(system.timings.created ? { createdToStartMs: keys.map((k) => (system.timings.started.get(k) ?? NaN) - (system.timings.created!.get(k) ?? NaN)) } : {}),
     cpuPerJob, ioPerJob: cpu.io(plan.jobs), dbWrites,
   };
   ctx.report(formatFigures(f));
@@ -121,6 +124,7 @@ export async function warmPeer(ctx: RunContext, system: PeerSystem, workload: Be
   if (jobs <= 0 || !ctx.pg) return;
   system.timings.done.clear();
   const runId = `${system.name}-warmup`;
+  await system.prepareUsers?.([runId]);
   await offerLoad({ jobs, clients }, (i) => system.submit({ key: `${runId}-${i}`, runId, i, userId: runId }));
   await waitForDone(system.timings, jobs);
   ctx.pg.writes.add(knownRows(system, jobs, (await resultCounts(ctx.pg.pool, workload, runId)).rows));

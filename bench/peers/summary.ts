@@ -39,8 +39,9 @@ type Headline = (typeof HEADLINES)[number];
 /**
  * Ours (over HTTP, one user per job) against graphile-worker-kept: unpaced, jobs/s ÷ its jobs/s, MariaDB's CPU per
  * job ÷ PostgreSQL's, and ours' CPU without the emulators ÷ the kept peer's total; each paced at the share of its
- * own throughput, the two hand-off ratios as {@link HEADLINES}' (its submit → start includes its guarded create,
- * as ours' created → startedAt includes ours'). Last, `cpu_ratio_kept_no_emulators`: as cpu_ratio_kept with the
+ * own throughput, the two hand-off ratios as {@link HEADLINES}' (its clients submit over HTTP to an API in front of
+ * it, ./http-front.ts: the hand-off divides by its created → start, taken before its guarded create as ours'
+ * `createdAt` is before ours', the submit ratio by its client submit → start, HTTP included on both sides). Last, `cpu_ratio_kept_no_emulators`: as cpu_ratio_kept with the
  * emulators left out of the peer's side too (its mock streams it the answer as ours' does, and cpu_ratio's
  * definition counts that on the peer's side only). Printed before {@link HEADLINES}, and only when that peer ran.
  */
@@ -62,8 +63,13 @@ type LoadHeadline = (typeof LOAD_HEADLINES)[number];
 const total = (o?: Record<string, number>) => (o ? Object.values(o).reduce((a, b) => a + b, 0) : NaN);
 const p50 = (v?: number[]) => (v ? percentile(v, 50) : NaN);
 const median = (v: number[]) => percentile(v, 50);
-/** Ours' paced p50 (of created → startedAt, or of client submit → startedAt) ÷ a paced peer's submit → start p50. */
+/** Ours' paced p50 of client submit → startedAt ÷ a paced peer's submit → start p50. */
 const shareRatio = (ours: number[] | undefined, peer?: RunFigures) => (peer ? p50(ours) / p50(peer.toStartMs) : NaN);
+/**
+ * Ours' paced p50 of created → startedAt ÷ a paced peer's hand-off p50: its created → start when an API is in
+ * front of it (graphile-worker-kept, ./http-front.ts), else its submit → start (its client calls the create itself).
+ */
+const handoffRatio = (ours: number[] | undefined, peer?: RunFigures) => (peer ? p50(ours) / p50(peer.createdToStartMs ?? peer.toStartMs) : NaN);
 
 /**
  * How busy a run kept the machine: the CPU of every process taking part (emulators and clients included) ÷ the
@@ -92,7 +98,7 @@ export function roundHeadlines(r: RoundFigures): Record<Headline, number> {
   return {
     peer_ratio: g ? r.oneUser.jobsPerSecond / g.jobsPerSecond : NaN,
     peer_ratio_few_users: g ? r.fewUsers.jobsPerSecond / g.jobsPerSecond : NaN,
-    share_handoff_ratio: shareRatio(r.oursShare.toStartMs, gs),
+    share_handoff_ratio: handoffRatio(r.oursShare.toStartMs, gs),
     share_submit_ratio: shareRatio(r.oursShare.submitToStartMs, gs),
     cpu_ratio: g ? withoutEmulators(r.oneUser) / total(g.cpuPerJob) : NaN,
     db_cpu_ratio: g ? (r.oneUser.cpuPerJob?.mariadb ?? NaN) / (g.cpuPerJob?.postgres ?? NaN) : NaN,
@@ -107,7 +113,7 @@ export function keptHeadlines(r: RoundFigures): Record<KeptHeadline, number> {
     peer_ratio_kept: k ? r.oneUser.jobsPerSecond / k.jobsPerSecond : NaN,
     db_cpu_ratio_kept: k ? (r.oneUser.cpuPerJob?.mariadb ?? NaN) / (k.cpuPerJob?.postgres ?? NaN) : NaN,
     cpu_ratio_kept: k ? withoutEmulators(r.oneUser) / total(k.cpuPerJob) : NaN,
-    share_handoff_ratio_kept: shareRatio(r.oursShare.toStartMs, r.graphileKeptShare),
+    share_handoff_ratio_kept: handoffRatio(r.oursShare.toStartMs, r.graphileKeptShare),
     share_submit_ratio_kept: shareRatio(r.oursShare.submitToStartMs, r.graphileKeptShare),
     cpu_ratio_kept_no_emulators: k ? withoutEmulators(r.oneUser) / withoutEmulators(k) : NaN,
   };
@@ -116,9 +122,9 @@ export function keptHeadlines(r: RoundFigures): Record<KeptHeadline, number> {
 /** One round's hand-off ratios at each peer's machine load (NaN where that run was not made). */
 export function loadHeadlines(r: RoundFigures): Record<LoadHeadline, number> {
   return {
-    share_handoff_ratio_same_load: r.oursSameLoad ? shareRatio(r.oursSameLoad.toStartMs, r.graphileShare) : NaN,
+    share_handoff_ratio_same_load: r.oursSameLoad ? handoffRatio(r.oursSameLoad.toStartMs, r.graphileShare) : NaN,
     share_submit_ratio_same_load: r.oursSameLoad ? shareRatio(r.oursSameLoad.submitToStartMs, r.graphileShare) : NaN,
-    share_handoff_ratio_kept_same_load: r.oursKeptLoad ? shareRatio(r.oursKeptLoad.toStartMs, r.graphileKeptShare) : NaN,
+    share_handoff_ratio_kept_same_load: r.oursKeptLoad ? handoffRatio(r.oursKeptLoad.toStartMs, r.graphileKeptShare) : NaN,
     share_submit_ratio_kept_same_load: r.oursKeptLoad ? shareRatio(r.oursKeptLoad.submitToStartMs, r.graphileKeptShare) : NaN,
   };
 }
@@ -164,7 +170,8 @@ export function closingLines(rounds: RoundFigures[], share: number): string[] {
     + ` ours_sent_p50_ms=${list(rounds.map((r) => p50(r.oursShare.toSentMs)), 1)} graphile_rate=${list(rounds.map((r) => r.graphileShare?.offeredPerSecond ?? NaN), 1)}`
     + ` graphile_start_p50_ms=${list(rounds.map((r) => p50(r.graphileShare?.toStartMs)), 1)}`
     + (keptPaced ? ` graphile_kept_rate=${list(rounds.map((r) => r.graphileKeptShare?.offeredPerSecond ?? NaN), 1)}`
-      + ` graphile_kept_start_p50_ms=${list(rounds.map((r) => p50(r.graphileKeptShare?.toStartMs)), 1)}` : '')
+      + ` graphile_kept_start_p50_ms=${list(rounds.map((r) => p50(r.graphileKeptShare?.toStartMs)), 1)}`
+      + ` graphile_kept_created_to_start_p50_ms=${list(rounds.map((r) => p50(r.graphileKeptShare?.createdToStartMs)), 1)}` : '')
     + ` kept_up ours=${list(rounds.map((r) => keptUp(r.oursShare)))} graphile=${list(rounds.map((r) => keptUp(r.graphileShare)))}`
     + (keptPaced ? ` graphile_kept=${list(rounds.map((r) => keptUp(r.graphileKeptShare)))}` : '')
     + ` machine_busy ours=${list(rounds.map((r) => machineBusy(r.oursShare)))} graphile=${list(rounds.map((r) => machineBusy(r.graphileShare)))}`
@@ -189,6 +196,7 @@ export function closingLines(rounds: RoundFigures[], share: number): string[] {
       `ours_rate=${list(rounds.map((r) => ours(r)?.offeredPerSecond ?? NaN), 1)}`
       + ` ours_handoff_p50_ms=${list(rounds.map((r) => p50(ours(r)?.toStartMs)), 1)} ours_submit_to_start_p50_ms=${list(rounds.map((r) => p50(ours(r)?.submitToStartMs)), 1)}`
       + ` ${name}_start_p50_ms=${list(rounds.map((r) => p50(peer(r)?.toStartMs)), 1)}`
+      + (rounds.some((r) => peer(r)?.createdToStartMs) ? ` ${name}_created_to_start_p50_ms=${list(rounds.map((r) => p50(peer(r)?.createdToStartMs)), 1)}` : '')
       + ` machine_busy ours=${list(rounds.map((r) => machineBusy(ours(r))))} ${name}=${list(rounds.map((r) => machineBusy(peer(r))))}`;
     const parts = [
       rounds.some((r) => r.oursSameLoad) ? `at graphile-worker's: ${atLoad((r) => r.oursSameLoad, (r) => r.graphileShare, 'graphile')}` : '',

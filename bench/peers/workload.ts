@@ -30,6 +30,8 @@ export interface BenchWorkload<I = unknown, O = unknown> extends OursJob<I> {
   /** Attempts our definition allows; the peers get as many. */
   maxAttempts: number;
   prompt: PromptTemplate<I>;
+  /** Our definition's input schema: what an API in front of a peer validates a request's body with (./http-front.ts). */
+  inputSchema: z.ZodType<I>;
   outputSchema: z.ZodType<O>;
   /** The peers' result table (PostgreSQL), shaped as our projection's rows, and its name. */
   resultTableSql: string;
@@ -47,6 +49,7 @@ const quiz: BenchWorkload<QuizGenerationInput, z.output<typeof quizGenerationOut
   maxAttempts: maxAttemptsOf(quizGenerationJob),
   input: (runId, i) => ({ sourceText: `Source ${runId}-${i}: Mitochondria make ATP. Energy is conserved.`, count: 2, difficulty: 'easy' }),
   prompt: quizGenerationPrompt,
+  inputSchema: quizGenerationJob.inputSchema,
   outputSchema: quizGenerationOutputSchema,
   resultTable: 'peer_quiz_question',
   resultTableSql: `
@@ -79,6 +82,7 @@ const feynman: BenchWorkload<FeynmanEvaluationInput, z.output<typeof feynmanEval
   maxAttempts: maxAttemptsOf(feynmanEvaluationJob),
   input: (runId, i) => ({ concept: `Concept ${runId}-${i}`, explanation: `Explanation ${i}: energy is conserved.` }),
   prompt: feynmanEvaluationPrompt,
+  inputSchema: feynmanEvaluationJob.inputSchema,
   outputSchema: feynmanEvaluationOutputSchema,
   resultTable: 'peer_feynman_evaluation',
   resultTableSql: `

@@ -78,6 +78,25 @@ describe('the peers bench closing lines', () => {
     expect(without.find((l) => l.startsWith('share_detail'))).not.toContain('graphile_kept');
   });
 
+  it("divides ours' hand-off by a peer's created → start when an API is in front of it, the submit ratio by its submit → start", () => {
+    const r: RoundFigures = {
+      ...round(120, 3.8),
+      graphileKept: run({ system: 'graphile-worker-kept', jobsPerSecond: 150, cpuPerJob: { bench: 3, postgres: 4, emulators: 1 } }),
+      // Over its HTTP front: client submit → start p50 6 ms, of it created (after the token and input checks) → start 3 ms.
+      graphileKeptShare: run({ system: 'graphile-worker-kept', mode: 'paced', toStartMs: [5, 6, 7], createdToStartMs: [2, 3, 4], offeredPerSecond: 120 }),
+      oursKeptLoad: run({ system: 'ours-http-kload', mode: 'paced', toStartMs: [6], submitToStartMs: [12], offeredPerSecond: 50 }),
+    };
+    // ours paced: created → startedAt p50 9, submit → startedAt p50 15 (./round).
+    expect(keptHeadlines(r)).toMatchObject({ share_handoff_ratio_kept: 9 / 3, share_submit_ratio_kept: 15 / 6 });
+    expect(loadHeadlines(r)).toMatchObject({ share_handoff_ratio_kept_same_load: 6 / 3, share_submit_ratio_kept_same_load: 12 / 6 });
+    // graphile-worker's client calls its create itself: its hand-off stays submit → start.
+    expect(roundHeadlines(r).share_handoff_ratio).toBeCloseTo(9 / 5, 10);
+    const lines = closingLines([r], 0.8);
+    expect(lines.find((l) => l.startsWith('share_detail'))).toContain('graphile_kept_start_p50_ms=6.0 graphile_kept_created_to_start_p50_ms=3.0');
+    expect(lines.find((l) => l.startsWith('load_detail'))).toContain('graphile_kept_start_p50_ms=6.0 graphile_kept_created_to_start_p50_ms=3.0');
+    expect(lines.find((l) => l.startsWith('load_detail'))).not.toContain('graphile_created_to_start');
+  });
+
   it("states how busy each paced run kept the machine: every process's CPU × jobs/s ÷ the cores", () => {
     const r = round(120, 3.8);
     r.oursShare = { ...r.oursShare, jobsPerSecond: 80, cpuPerJob: { 'runtime.main': 8, mariadb: 6, emulators: 3, bench: 1 } };
