@@ -162,6 +162,11 @@ if (await portOpen(new URL(pgBase).hostname, Number(new URL(pgBase).port || 5432
   graphile = await startGraphilePeer({ databaseUrl: pgUrl, mockAiUrl: endpoints.mockAiUrl, workload, concurrency: peerConcurrency, clients });
   // After graphile-worker installed its schema: the baseline of the database's row counts (waits ~11 s).
   const serverPids = await postgresServerPids(pool);
+  // A server with autovacuum off (this machine's CI configuration turns it off) never cleans the dead rows of a
+  // run while it runs, as InnoDB's purge does MariaDB's: its CPU a job reads low. Point BENCH_PG_URL at a server
+  // with the defaults (docs/performance.md) to compare like with like.
+  const { rows: [settings] } = await pool.query<{ version: string; autovacuum: string }>("SELECT current_setting('server_version') AS version, current_setting('autovacuum') AS autovacuum");
+  report(`postgresql server_version=${settings!.version} autovacuum=${settings!.autovacuum}${settings!.autovacuum === 'on' ? '' : ' (dead rows are not cleaned during the runs: the peers\' database CPU reads low)'}`);
   ctx = { ...ctx, pg: { pool, database: DB, serverPids, writes: await postgresWrites(pool, DB) } };
   if (env.BENCH_KEPT !== '0') {
     // A database of its own: graphile-worker's NOTIFY channel is per database, so the two runners never wake each other.

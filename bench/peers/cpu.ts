@@ -9,13 +9,18 @@ import { readdirSync, readFileSync } from 'node:fs';
 /** Clock ticks per second of /proc's time fields (USER_HZ: 100 on every Linux we run on). */
 const TICKS_PER_SECOND = 100;
 
-/** User + system CPU of a process in ms, or undefined when it is gone (or there is no /proc). */
-export function processCpuMs(pid: number, statFile = `/proc/${pid}/stat`): number | undefined {
+/**
+ * User + system CPU of a process in ms, or undefined when it is gone (or there is no /proc). With `reapedChildren`,
+ * also what its children that ended (and were waited for) spent: cutime + cstime.
+ */
+export function processCpuMs(pid: number, statFile = `/proc/${pid}/stat`, reapedChildren = false): number | undefined {
   try {
     const stat = readFileSync(statFile, 'utf8');
-    // Fields after the command name (which may hold spaces, inside parentheses): utime and stime are 14 and 15.
+    // Fields after the command name (which may hold spaces, inside parentheses): utime and stime are 14 and 15,
+    // cutime and cstime 16 and 17.
     const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-    return ((Number(fields[11]) + Number(fields[12])) * 1000) / TICKS_PER_SECOND;
+    const ticks = Number(fields[11]) + Number(fields[12]) + (reapedChildren ? Number(fields[13]) + Number(fields[14]) : 0);
+    return (ticks * 1000) / TICKS_PER_SECOND;
   } catch {
     return undefined;
   }
@@ -86,6 +91,34 @@ export function processTree(pid: number): number[] {
   };
   visit(pid);
   return found;
+}
+
+/**
+ * A process tree as one group whose CPU is exact over a run though its processes come and go (PostgreSQL's
+ * autovacuum workers, for one, start, work for a moment and end between two readings): every live member's own
+ * CPU and what its ended children left in its cutime/cstime. A member that ends during the run moves its CPU into
+ * its parent's (a member too) children time, so the difference of two readings counts it once, and only its part
+ * in the run. I/O counts are those of the members alive at both readings (/proc keeps no children's counts): a
+ * member that ended keeps its last reading, so it adds nothing rather than taking its count away.
+ */
+export function processTreeGroup(root: number): ProcessGroup {
+  let last = new Map<number, IoCounts>();
+  const ended: IoCounts = { syscalls: 0, switches: 0 };
+  return {
+    readMs: () => processTree(root).reduce((ms, pid) => ms + (processCpuMs(pid, undefined, true) ?? 0), 0),
+    readIo: () => {
+      const now = new Map<number, IoCounts>();
+      for (const pid of processTree(root)) {
+        const io = processIo(pid);
+        if (io) now.set(pid, io);
+      }
+      for (const [pid, io] of last) if (!now.has(pid)) addIo(ended, io);
+      last = now;
+      const sum: IoCounts = { ...ended };
+      for (const io of now.values()) addIo(sum, io);
+      return sum;
+    },
+  };
 }
 
 /**

@@ -19,7 +19,7 @@
 import { readFileSync } from 'node:fs';
 import type mysql from 'mysql2/promise';
 import type pg from 'pg';
-import { pidsNamed, processTree } from './cpu.ts';
+import { pidsNamed, processTreeGroup, type ProcessGroup } from './cpu.ts';
 
 /** Rows written, commits and redo/WAL bytes, per job once divided. */
 export interface DbWrites {
@@ -90,12 +90,15 @@ export async function startMariadbWrites(admin: mysql.Connection): Promise<DbWri
   };
 }
 
-/** The PostgreSQL cluster's processes: the postmaster (from its data directory's postmaster.pid) and its children. */
-export async function postgresServerPids(client: pg.Pool): Promise<() => number[]> {
+/**
+ * The PostgreSQL cluster's processes as one group: the postmaster (from its data directory's postmaster.pid) and
+ * its children, those that end during a run (autovacuum's workers) counted too (./cpu.ts `processTreeGroup`).
+ */
+export async function postgresServerPids(client: pg.Pool): Promise<ProcessGroup> {
   try {
     const { rows: [row] } = await client.query<{ data_directory: string }>('SHOW data_directory');
     const postmaster = Number(readFileSync(`${row!.data_directory}/postmaster.pid`, 'utf8').split('\n')[0]);
-    if (Number.isInteger(postmaster) && postmaster > 0) return () => processTree(postmaster);
+    if (Number.isInteger(postmaster) && postmaster > 0) return processTreeGroup(postmaster);
   } catch {
     // not superuser, or another machine's server: fall back to the name
   }

@@ -12,7 +12,7 @@ import type mysql from 'mysql2/promise';
 import type pg from 'pg';
 import { formatFigures, offerLoad, type LoadPlan, type LoadResult, type RunFigures } from './load.ts';
 import { oursFigures, waitForOursIdle, waitForOutboxSettled, type OursHost } from './ours.ts';
-import { pidsNamed, processTree, startCpuMeter, threadsCpuMs, threadsIo } from './cpu.ts';
+import { pidsNamed, processTree, startCpuMeter, threadsCpuMs, threadsIo, type ProcessGroup } from './cpu.ts';
 import { formatDbCost, startMariadbWrites, type PostgresWrites } from './db-cost.ts';
 import { waitForDone } from './peer-task.ts';
 import type { PeerSystem } from './peer-system.ts';
@@ -28,7 +28,7 @@ export interface RunContext {
   /** The emulators' process (its tree: fauxqs, the mock, moto_server). */
   emulatorsPid: number;
   /** The peers' PostgreSQL database, when the server is there. */
-  pg?: { pool: pg.Pool; database: string; serverPids(): number[]; writes: PostgresWrites } | undefined;
+  pg?: { pool: pg.Pool; database: string; serverPids: ProcessGroup; writes: PostgresWrites } | undefined;
   report(line: string): void;
 }
 
