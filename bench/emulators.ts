@@ -19,6 +19,7 @@ import { MotoUnavailableError, startMoto } from '../lib/dev/moto.ts';
 import { startRealtimeHub } from '../lib/dev/local-runtime/realtime-hub.ts';
 import { startAwsCallCounter } from './capacity/aws-call-counter.ts';
 import { startService, type EmulatedService } from './emulator-thread.ts';
+import { HUB_PUBLISHER } from './peers/hub-publisher.ts';
 
 export interface EmulatorEndpoints {
   sqsEndpoint: string;
@@ -51,7 +52,7 @@ const hub = await startRealtimeHub({
   port: 0, host: '127.0.0.1',
   verifyToken: () => Promise.reject(new Error('this hub takes no subscribers')),
   policy: { adminClaim: 'admin', adminGroup: 'admin', audiences: [] },
-  publisher: { region: 'us-east-1', credentials: { accessKeyId: 'local', secretAccessKey: 'local' } },
+  publisher: { region: HUB_PUBLISHER.region, credentials: { ...HUB_PUBLISHER.credentials } },
 });
 const moto = await startMoto().catch((err: unknown) => {
   if (err instanceof MotoUnavailableError) return undefined;

@@ -175,7 +175,7 @@ if (await portOpen(new URL(pgBase).hostname, Number(new URL(pgBase).port || 5432
     const keptPool = new pg.Pool({ connectionString: `${pgBase}/${KEPT_DB}`, max: 2 });
     keptPool.on('error', (err) => console.error(`kept peer results pool: ${err.message}`));
     await keptPool.query(peerTablesSql(workload));
-    const system = await startGraphileKeptPeer({ databaseUrl: `${pgBase}/${KEPT_DB}`, mockAiUrl: endpoints.mockAiUrl, workload, concurrency: peerConcurrency, clients });
+    const system = await startGraphileKeptPeer({ databaseUrl: `${pgBase}/${KEPT_DB}`, mockAiUrl: endpoints.mockAiUrl, realtimeHttpEndpoint: endpoints.realtimeHttpEndpoint, workload, concurrency: peerConcurrency, clients });
     kept = { system, ctx: { ...ctx, pg: { pool: keptPool, database: KEPT_DB, serverPids, writes: await postgresWrites(keptPool, KEPT_DB) } } };
   }
 } else report(`graphile-worker and bullmq: skipped (PostgreSQL at ${pgBase} refused the connection)`);

@@ -19,15 +19,24 @@
  * previews them for the live push.
  * Its clients submit over HTTP, as ours' do: an API in the peer's process (./http-front.ts) checks the bearer token
  * as ours' local authorizer does and the input with our definition's schema before the create's transaction.
- * What it still lacks: the live push of the output, the events' publishing (their rows are written, never sent),
- * the credential checks, the admission wait of a job refused capacity, retry by class.
+ * Given the realtime hub's endpoint, it pushes every status change and the answer live as ours does, with ours'
+ * publisher (lib/realtime/publisher.ts: signed, one request per push, to the job's channel): `queued` once its
+ * create committed, `running` once its lock did, and the answer's chunks with `succeeded` once the projection
+ * did (three requests a job, as ours makes for this workload).
+ * What it still lacks: the events' publishing (their rows are written, never sent), the previews' parsing of the
+ * answer into items, the credential checks, the admission wait of a job refused capacity, retry by class.
  */
 import type pg from 'pg';
 import { readChatStream } from '../../lib/ai/chat-stream.ts';
 import { generateLocalJwtKey, signLocalToken } from '../../lib/api/local-jwt.ts';
+import { newId } from '../../lib/db/ids.ts';
+import { HttpStreamPublisher } from '../../lib/realtime/publisher.ts';
+import { createEventsSigner } from '../../lib/realtime/sigv4.ts';
+import { NO_STREAM_PUBLISHER, type StreamEntry, type StreamPublisher } from '../../lib/stream/protocol.ts';
 import { graphileBase, inTransaction } from './graphile-base.ts';
 import { requestJson } from './http-clients.ts';
 import { startHttpFront } from './http-front.ts';
+import { HUB_PUBLISHER } from './hub-publisher.ts';
 import { mockClient, newTimings, type PeerPayload, type PeerTimings } from './peer-task.ts';
 import { nowMs } from './load.ts';
 import type { PeerSystem } from './peer-system.ts';
@@ -67,8 +76,8 @@ export const KEPT_TABLES_SQL = `
     payload JSONB NOT NULL, published_at TIMESTAMPTZ);
   CREATE INDEX IF NOT EXISTS kept_event_unpublished ON kept_event (published_at, id);`;
 
-/** graphile-worker's payload of a job: who and which (the input is the snapshot's). */
-interface KeptPayload { key: string; userId: string; jobId: string }
+/** graphile-worker's payload of a job: who and which (the input is the snapshot's); `channelId` names its live channel. */
+interface KeptPayload { key: string; userId: string; jobId: string; channelId: string }
 
 /** Throws unless `result` touched exactly one row: a guard or a fence that did not hold. */
 function one(result: pg.QueryResult, what: string): pg.QueryResult {
@@ -76,8 +85,18 @@ function one(result: pg.QueryResult, what: string): pg.QueryResult {
   return result;
 }
 
-export async function startGraphileKeptPeer(o: { databaseUrl: string; mockAiUrl: string; workload: BenchWorkload; concurrency: number; clients: number }): Promise<PeerSystem> {
+export async function startGraphileKeptPeer(o: {
+  databaseUrl: string; mockAiUrl: string; workload: BenchWorkload; concurrency: number; clients: number;
+  /** The local realtime hub's publish endpoint; without it nothing is pushed. */
+  realtimeHttpEndpoint?: string | undefined;
+}): Promise<PeerSystem> {
   const timings: PeerTimings = { ...newTimings(), created: new Map() };
+  const http = o.realtimeHttpEndpoint
+    ? new HttpStreamPublisher({ httpEndpoint: o.realtimeHttpEndpoint, sign: createEventsSigner(HUB_PUBLISHER.region, HUB_PUBLISHER.credentials) })
+    : undefined;
+  const publisher: StreamPublisher = http ?? NO_STREAM_PUBLISHER;
+  const at = () => new Date().toISOString();
+  const push = (p: KeptPayload, entries: StreamEntry[]) => publisher.publish({ userId: p.userId, jobId: p.channelId, entries });
   const ai = mockClient(o.mockAiUrl);
   const base = graphileBase('graphile-worker-kept', o);
   const { workerPool } = base;
@@ -96,6 +115,7 @@ export async function startGraphileKeptPeer(o: { databaseUrl: string; mockAiUrl:
       const { rows: [snapshot] } = await c.query<{ input: unknown }>('SELECT input FROM kept_snapshot WHERE job_id = $1', [payload.jobId]);
       return { lease: leaseNow, input: snapshot!.input };
     });
+    push(payload, [{ seq: 2, attempt: lease, at: at(), type: 'status', status: 'running' }]);
     const { windowStart } = await inTransaction(workerPool, async (c) => {
       const { rows: [w] } = await c.query<{ window_start: Date }>(
         `INSERT INTO kept_window (model, window_start, tokens, requests) VALUES ($1, date_trunc('minute', now()), $2, 1)
@@ -141,11 +161,15 @@ export async function startGraphileKeptPeer(o: { databaseUrl: string; mockAiUrl:
       await c.query("INSERT INTO kept_event (job_id, event_type, payload) VALUES ($1, 'ai.job.succeeded', $2)",
         [payload.jobId, JSON.stringify({ jobId: payload.jobId, userId: payload.userId })]);
     });
+    push(payload, [
+      ...chunks.map((delta, i): StreamEntry => ({ seq: 3 + i, attempt: lease, at: at(), type: 'text', field: 'answer', delta })),
+      { seq: 3 + chunks.length, attempt: lease, at: at(), type: 'status', status: 'succeeded', resultUrl: `/jobs/${payload.channelId}` },
+    ]);
     timings.done.set(payload.key, nowMs());
   }
 
   /** The create, one transaction: the limits' guard, the job on the user's key, its snapshot and audit row, add_job. */
-  async function create(c: pg.PoolClient, r: { userId: string; idempotencyKey: string; input: unknown }): Promise<string> {
+  async function create(c: pg.PoolClient, r: { userId: string; idempotencyKey: string; input: unknown }): Promise<KeptPayload> {
     const { rows: [guard] } = await c.query<{ active: string; today: string; spent: string }>(
       `SELECT (SELECT COUNT(*) FROM kept_job WHERE user_id = $1 AND status IN ('queued', 'running')) AS active,
               (SELECT COUNT(*) FROM kept_job WHERE user_id = $1 AND created_at >= date_trunc('day', now())) AS today,
@@ -158,18 +182,20 @@ export async function startGraphileKeptPeer(o: { databaseUrl: string; mockAiUrl:
       "INSERT INTO kept_job (user_id, idem_key, job_type, status) VALUES ($1, $2, $3, 'queued') RETURNING id", [r.userId, r.idempotencyKey, o.workload.name]);
     await c.query('INSERT INTO kept_snapshot (job_id, input) VALUES ($1, $2)', [job!.id, JSON.stringify(r.input)]);
     await c.query("INSERT INTO kept_audit (job_id, seq, to_status, actor, lease) VALUES ($1, 1, 'queued', 'api', 0)", [job!.id]);
-    await c.query('SELECT graphile_worker.add_job($1, $2::json, max_attempts => $3)',
-      [TASK, JSON.stringify({ key: r.idempotencyKey, userId: r.userId, jobId: job!.id } satisfies KeptPayload), o.workload.maxAttempts]);
-    return job!.id;
+    const payload: KeptPayload = { key: r.idempotencyKey, userId: r.userId, jobId: job!.id, channelId: newId() };
+    await c.query('SELECT graphile_worker.add_job($1, $2::json, max_attempts => $3)', [TASK, JSON.stringify(payload), o.workload.maxAttempts]);
+    return payload;
   }
 
   const key = generateLocalJwtKey();
   const tokens = new Map<string, string>();
   const front = await startHttpFront({
     key, audience: AUDIENCE, inputSchema: o.workload.inputSchema,
-    create(r) {
+    async create(r) {
       timings.created!.set(r.idempotencyKey, nowMs());
-      return inTransaction(base.clientPool, (c) => create(c, r));
+      const payload = await inTransaction(base.clientPool, (c) => create(c, r));
+      push(payload, [{ seq: 1, attempt: 0, at: at(), type: 'status', status: 'queued' }]);
+      return payload.channelId;
     },
   });
 
@@ -197,6 +223,9 @@ export async function startGraphileKeptPeer(o: { databaseUrl: string; mockAiUrl:
     async stop() {
       await front.close();
       await system.stop();
+      await publisher.flush(2_000);
+      const stats = http?.stats();
+      if (stats) console.log(`graphile-worker-kept realtime publishes: published=${stats.published} failed=${stats.failed} dropped=${stats.dropped}`);
     },
   };
 }
