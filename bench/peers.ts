@@ -19,7 +19,8 @@
  * - `graphile-worker-kept` (database aijobs_bench_peers_kept on the same server): graphile-worker whose enqueue and
  *   task write, transaction for transaction, the rows ours writes for its guarantees (bench/peers/graphile-kept-peer.ts):
  *   what the database costs per job once a peer keeps them. Its clients submit over HTTP, as ours' do, to an API in
- *   the peer's process that checks the token and the input first (bench/peers/http-front.ts). BENCH_KEPT=0 skips it.
+ *   the peer's process that checks the token and the input first (bench/peers/http-front.ts), and it pushes its
+ *   status changes and answer to the realtime hub with ours' publisher. BENCH_KEPT=0 skips it.
  * - `bullmq` (Redis 127.0.0.1:6379, own queue and prefix, obliterated after): queue.add; the worker writes its
  *   result rows to the same PostgreSQL database. Peers run in this process (enqueue is a library call).
  * A peer whose server refuses connections is skipped (printed). Peer workers: BENCH_PEER_CONCURRENCY (10).
