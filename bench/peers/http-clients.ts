@@ -1,7 +1,8 @@
 /**
- * The benches' HTTP clients of our API (and of graphile-worker-kept's, ./http-front.ts): node:http on a keep-alive agent, one socket per client. The clients
- * stand in for apps on other machines but share this machine's two cores with the system under test, so they
- * should cost little: `fetch` (undici) took about 1.4 ms of CPU per request here, more than twice what this takes.
+ * The benches' HTTP clients of our API (and of graphile-worker-kept's, ./http-front.ts): node:http on a keep-alive
+ * agent, one socket per client. The clients stand in for apps on other machines but share this machine's two cores
+ * with the system under test, so they should cost little: `fetch` (undici) took about 1.4 ms of CPU per request
+ * here, more than twice what this takes.
  *
  * Clock: each job's submit instant is also taken with `Date.now()` just before its request is written — the
  * clock the runtime stamps `createdAt`/`startedAt` with (`new Date()`) on the same machine — so client submit →

@@ -29,7 +29,6 @@ export interface HttpFront {
   close(): Promise<void>;
 }
 
-
 class HttpError extends Error {
   constructor(readonly status: number, message: string) {
     super(message);
