@@ -200,15 +200,12 @@ export async function startGraphileKeptPeer(o: {
   });
 
   await base.start(TASK, (payload) => handle(payload as KeptPayload));
-  const system = base.peer({
+  return {
     name: 'graphile-worker-kept',
     timings,
+    servers: ['postgres'],
     // job, snapshot, 3 audit rows, hold, ledger, artifact, event, graphile-worker's job row (deleted when done).
     rowsPerJob: { inserted: 10, deleted: 1 },
-    submit: () => Promise.reject(new Error('graphile-worker-kept takes its jobs over HTTP')),
-  });
-  return {
-    ...system,
     async prepareUsers(userIds) {
       for (const userId of userIds) {
         if (!tokens.has(userId)) tokens.set(userId, await signLocalToken(key, { sub: userId, ...AUDIENCE, expiresIn: '6h' }));
@@ -222,7 +219,7 @@ export async function startGraphileKeptPeer(o: {
     },
     async stop() {
       await front.close();
-      await system.stop();
+      await base.stop();
       await publisher.flush(2_000);
       const stats = http?.stats();
       if (stats) console.log(`graphile-worker-kept realtime publishes: published=${stats.published} failed=${stats.failed} dropped=${stats.dropped}`);
